@@ -1,0 +1,77 @@
+"""The events a change emits (bbs.md 8), as data published after commit.
+
+Two ActualLRP streams: the instance stream (``actual_lrp_instance_*``) and the legacy
+group stream (``actual_lrp_*``). A change that clears the instance key (to UNCLAIMED)
+is an instance *removed* of the before row then an instance *created* of the after
+row, but a group *changed*.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from auction.bbs.types import RUNNING, ActualLRP, Task
+
+INSTANCE_CREATED: Final = "actual_lrp_instance_created"
+INSTANCE_CHANGED: Final = "actual_lrp_instance_changed"
+INSTANCE_REMOVED: Final = "actual_lrp_instance_removed"
+LRP_CRASHED: Final = "actual_lrp_crashed"
+GROUP_CREATED: Final = "actual_lrp_created"
+GROUP_CHANGED: Final = "actual_lrp_changed"
+GROUP_REMOVED: Final = "actual_lrp_removed"
+TASK_CREATED: Final = "task_created"
+TASK_CHANGED: Final = "task_changed"
+TASK_REMOVED: Final = "task_removed"
+
+
+@dataclass(slots=True, frozen=True)
+class Event:
+    """One event: its ``type`` and the rows before and after (``None`` when absent).
+
+    ``actual_lrp_crashed`` carries the pre-crash row as ``before`` (its key) and the
+    crashed row as ``after`` (the new count and reason).
+    """
+
+    type: str
+    before: ActualLRP | Task | None = None
+    after: ActualLRP | Task | None = None
+
+
+def created(row: ActualLRP, *, group: bool) -> list[Event]:
+    events = [Event(INSTANCE_CREATED, after=row)]
+    if group:
+        events.append(Event(GROUP_CREATED, after=row))
+    return events
+
+
+def removed(row: ActualLRP, *, group: bool) -> list[Event]:
+    events = [Event(INSTANCE_REMOVED, before=row)]
+    if group:
+        events.append(Event(GROUP_REMOVED, before=row))
+    return events
+
+
+def changed(before: ActualLRP, after: ActualLRP, *, group: bool) -> list[Event]:
+    """A change that keeps the row's identity; to UNCLAIMED it is removed + created."""
+    if after.state == "UNCLAIMED" and before.state != "UNCLAIMED":
+        events = [Event(INSTANCE_REMOVED, before=before), Event(INSTANCE_CREATED, after=after)]
+    else:
+        events = [Event(INSTANCE_CHANGED, before=before, after=after)]
+    if group:
+        events.append(Event(GROUP_CHANGED, before=before, after=after))
+    return _leaving_running_first(events)
+
+
+def _leaving_running_first(events: list[Event]) -> list[Event]:
+    """bbs.md 8: within one operation, events leaving an instance RUNNING come first."""
+
+    def leaves_running(event: Event) -> bool:
+        before, after = event.before, event.after
+        return (
+            isinstance(before, ActualLRP)
+            and before.state == RUNNING
+            and (after is None or getattr(after, "state", None) != RUNNING)
+        )
+
+    return sorted(events, key=lambda e: not leaves_running(e))
