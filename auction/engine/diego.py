@@ -1,0 +1,188 @@
+"""The ``diego`` strategy, fast path: zone walk, scores and tie-breaks (auction.md 4).
+
+Diego scores every compatible cell for every item. Here each (request class, memory,
+disk) keeps one heap of cells per zone (tasks: one heap), keyed by the cell's score for
+that item *without* locality. Why that is exact:
+
+* A cell's score only ever grows during an auction when ``starting_container_weight`` and
+  ``locality_offset`` are ≥ 0: a win lowers its available resources and raises its
+  starting count and instance counts, and IEEE rounding is monotonic (auction.md 4.5).
+* So a heap key computed before the cell's latest win (its ``version`` moved on) is a lower
+  bound of its current score, and so is a key for a cell that holds the item's process
+  (locality ≥ 0 is added on top). Popping in key order, re-keying stale entries and scoring
+  the few cells that hold the process exactly, the search stops as soon as the next key
+  cannot beat the best (score, input position) found: ties go to the earlier cell as
+  auction.md 4.6 demands.
+* A cell that no longer fits never fits again (resources only shrink), so it leaves the heap.
+
+The work per item is therefore a handful of heap operations, independent of how many
+instances were placed before it. ``reference.py`` is the straightforward scan (and the
+explanation path); both give identical results, which the tests check.
+"""
+
+from __future__ import annotations
+
+from heapq import heapify, heappop, heappush, heapreplace
+
+from .state import AuctionState, FilterClass
+from .types import AuctionConfig, LRPWork, WorkItem
+
+#: Diego's initial best score (auction.md 4.5): a score at or above it never wins.
+INITIAL_BEST = 1e20
+
+Entry = tuple[float, int, int]  # (score without locality, cell position, cell version)
+
+
+def fast_path_applies(config: AuctionConfig) -> bool:
+    """The heap search needs scores that never decrease (see the module docstring)."""
+    return config.starting_container_weight >= 0 and config.locality_offset >= 0
+
+
+def bin_indices(state: AuctionState, weight: float) -> list[int]:
+    """auction.md 4.4: the per-zone rank by index when ``w_bin > 0``, else the raw index."""
+    if weight <= 0:
+        return list(state.index)
+    ranks = [0] * len(state.index)
+    by_zone: dict[str, list[int]] = {}
+    for pos, zone in enumerate(state.zone_of):
+        by_zone.setdefault(zone, []).append(pos)
+    for positions in by_zone.values():
+        # sorted() is stable: equal indices keep input order.
+        for rank, pos in enumerate(sorted(positions, key=state.index.__getitem__)):
+            ranks[pos] = rank
+    return ranks
+
+
+class DiegoChooser:
+    """Picks the winning cell of one item against an ``AuctionState`` (auction.md 4.2-4.6)."""
+
+    def __init__(self, state: AuctionState, config: AuctionConfig) -> None:
+        self.state = state
+        self.w_start = float(config.starting_container_weight)
+        self.locality = int(config.locality_offset)
+        w_bin = float(config.bin_pack_first_fit_weight)
+        self.bin_term = [b * w_bin for b in bin_indices(state, w_bin)]
+        self._lrp_heaps: dict[tuple[int, int, int], dict[str, list[Entry]]] = {}
+        self._task_heaps: dict[tuple[int, int, int], list[Entry]] = {}
+
+    def choose(self, item: WorkItem, fc: FilterClass) -> tuple[int, float] | None:
+        if type(item) is LRPWork:
+            return self._choose_lrp(item, fc)
+        return self._choose_task(item, fc)
+
+    # -- scores (auction.md 4.4, operation order of 4.5) ----------------------------------
+
+    def _resource_and_starting(self, pos: int, mem: int, disk: int) -> float:
+        s = self.state
+        fm = 1.0 - (s.a_mem[pos] - mem) / s.t_mem[pos]
+        fd = 1.0 - (s.a_disk[pos] - disk) / s.t_disk[pos]
+        fc = 1.0 - (s.a_cont[pos] - 1) / s.t_cont[pos]
+        return ((fm + fd) + fc) / 3.0 + s.starting[pos] * self.w_start
+
+    def _lrp_key(self, pos: int, mem: int, disk: int) -> float | None:
+        """Score with ``n_same = 0``, or ``None`` when the cell does not fit."""
+        s = self.state
+        mem_eff = mem + s.proxy[pos]
+        if s.a_disk[pos] < disk or s.a_mem[pos] < mem_eff or s.a_cont[pos] < 1:
+            return None
+        return (self._resource_and_starting(pos, mem_eff, disk) + 0.0) + self.bin_term[pos]
+
+    def _task_key(self, pos: int, mem: int, disk: int) -> float | None:
+        s = self.state
+        if s.a_disk[pos] < disk or s.a_mem[pos] < mem or s.a_cont[pos] < 1:
+            return None
+        return self._resource_and_starting(pos, mem, disk) + float(
+            self.locality * s.n_tasks[pos])
+
+    def _heap(self, positions: list[int], key, mem: int, disk: int) -> list[Entry]:  # type: ignore[no-untyped-def]
+        version = self.state.version
+        heap = []
+        for pos in positions:
+            score = key(pos, mem, disk)
+            if score is not None:
+                heap.append((score, pos, version[pos]))
+        heapify(heap)
+        return heap
+
+    # -- LRPs: the zone walk (auction.md 4.2) ---------------------------------------------
+
+    def _choose_lrp(self, item: LRPWork, fc: FilterClass) -> tuple[int, float] | None:
+        mem = item.memory_mb
+        disk = item.disk_mb
+        heaps = self._lrp_heaps.get((fc.id, mem, disk))
+        if heaps is None:
+            heaps = {z: self._heap(p, self._lrp_key, mem, disk) for z, p in fc.by_zone.items()}
+            self._lrp_heaps[(fc.id, mem, disk)] = heaps
+        guid = item.process_guid
+        zones = fc.zones
+        per_zone = self.state.zone_counts.get(guid)
+        if per_zone is None or len(zones) == 1:
+            return self._search_group(zones, heaps, guid, mem, disk)
+        counts = [per_zone.get(z, 0) for z in zones]
+        # Walk the groups of equal counts by ascending count; equal zones are pooled.
+        for count in sorted(set(counts)):
+            group = [z for z, c in zip(zones, counts) if c == count]
+            found = self._search_group(group, heaps, guid, mem, disk)
+            if found is not None:
+                return found
+        return None
+
+    def _search_group(self, group: list[str], heaps: dict[str, list[Entry]], guid: str,
+                      mem: int, disk: int) -> tuple[int, float] | None:
+        st = self.state
+        version = st.version
+        lrp_counts = st.lrp_counts
+        best_score = INITIAL_BEST
+        best_pos = -1  # with the score at 1e20 nothing ties it: 4.5's initial best
+        for zone in group:
+            heap = heaps[zone]
+            held: list[Entry] = []
+            while heap:
+                top = heap[0]
+                score, pos, seen = top
+                if score > best_score or (score == best_score and pos > best_pos):
+                    break  # every other key here is a lower bound that cannot win
+                if seen != version[pos]:
+                    fresh = self._lrp_key(pos, mem, disk)
+                    if fresh is None:
+                        heappop(heap)  # never fits again in this auction
+                    else:
+                        heapreplace(heap, (fresh, pos, version[pos]))
+                    continue
+                n_same = lrp_counts[pos].get(guid)
+                if not n_same:
+                    best_score, best_pos = score, pos  # exact, and the smallest left
+                    break
+                # The cell holds the process: its key lacks the locality term.
+                exact = (self._resource_and_starting(pos, mem + st.proxy[pos], disk)
+                         + float(self.locality * n_same)) + self.bin_term[pos]
+                if exact < best_score or (exact == best_score and pos < best_pos):
+                    best_score, best_pos = exact, pos
+                held.append(heappop(heap))
+            for entry in held:
+                heappush(heap, entry)
+        if best_pos < 0:
+            return None
+        return best_pos, best_score
+
+    # -- tasks: every compatible cell, zones ignored (auction.md 4.3) ---------------------
+
+    def _choose_task(self, item: WorkItem, fc: FilterClass) -> tuple[int, float] | None:
+        mem = item.memory_mb
+        disk = item.disk_mb
+        heap = self._task_heaps.get((fc.id, mem, disk))
+        if heap is None:
+            heap = self._task_heaps[(fc.id, mem, disk)] = self._heap(
+                fc.cells, self._task_key, mem, disk)
+        version = self.state.version
+        while heap:
+            score, pos, seen = heap[0]
+            if seen == version[pos]:
+                # Locality for tasks is per cell, not per guid: the key is exact.
+                return (pos, score) if score < INITIAL_BEST else None
+            fresh = self._task_key(pos, mem, disk)
+            if fresh is None:
+                heappop(heap)
+            else:
+                heapreplace(heap, (fresh, pos, version[pos]))
+        return None

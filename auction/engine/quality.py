@@ -1,0 +1,117 @@
+"""Quality metrics of a placement (auction.md 9).
+
+Pure functions over plain values, so the simulator, the dashboard and the comparison runs
+share one definition. Memory in use is ``T_mem - A_mem``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from .batch import identifier
+from .types import AuctionResult, CellState, LRPWork
+
+
+def distribution_score(memory_in_use: Sequence[float]) -> float:
+    """Population standard deviation ÷ mean of memory in use; 0 if the mean is 0."""
+    if not memory_in_use:
+        return 0.0
+    mean = sum(memory_in_use) / len(memory_in_use)
+    if mean == 0:
+        return 0.0
+    variance = sum((m - mean) ** 2 for m in memory_in_use) / len(memory_in_use)
+    return math.sqrt(variance) / mean
+
+
+def memory_in_use(cells: Sequence[CellState]) -> list[int]:
+    """``T_mem - A_mem`` per cell, as fetched (the *initial* distribution)."""
+    return [c.total.memory_mb - c.available.memory_mb for c in cells]
+
+
+def final_memory_in_use(cells: Sequence[CellState], result: AuctionResult) -> list[int]:
+    """Memory in use after the commit: each accepted item adds its memory (LRPs + proxy)."""
+    placed = result.placements
+    extra: Counter[str] = Counter()
+    proxy = {c.cell_id: c.proxy_memory_mb for c in cells}
+    for cell_id, work in result.won.items():
+        for item in work:
+            if placed.get(identifier(item)) == cell_id:
+                overhead = proxy[cell_id] if type(item) is LRPWork else 0
+                extra[cell_id] += item.memory_mb + (overhead if result.committed else 0)
+    return [c.total.memory_mb - c.available.memory_mb + extra[c.cell_id] for c in cells]
+
+
+@dataclass(frozen=True, slots=True)
+class ZoneSkew:
+    """Per-app zone skew: max − min instances per zone, over the auction's zones."""
+
+    per_app: dict[str, int]
+    worst_app: str | None
+    worst_skew: int
+    apps_over_one: int
+
+
+def zone_skew(cells: Sequence[CellState], result: AuctionResult | None = None) -> ZoneSkew:
+    """Instances per zone of every process guid (fetched ``lrps`` plus placed LRP items)."""
+    zones = sorted({c.zone for c in cells})
+    counts: dict[str, Counter[str]] = {}
+    for cell in cells:
+        for guid in cell.lrps:
+            counts.setdefault(guid, Counter())[cell.zone] += 1
+    if result is not None:
+        zone_of = {c.cell_id: c.zone for c in cells}
+        for item in result.items:
+            cell_id = result.placements.get(identifier(item))
+            if cell_id is not None and type(item) is LRPWork:
+                counts.setdefault(item.process_guid, Counter())[zone_of[cell_id]] += 1
+    per_app = {g: max(c[z] for z in zones) - min(c[z] for z in zones)
+               for g, c in sorted(counts.items())} if zones else {}
+    worst = max(per_app, key=lambda g: per_app[g], default=None)
+    return ZoneSkew(per_app, worst, per_app[worst] if worst else 0,
+                    sum(1 for s in per_app.values() if s > 1))
+
+
+@dataclass(frozen=True, slots=True)
+class FailureSummary:
+    count: int
+    fraction: float
+    by_error: dict[str, int]
+
+
+def failure_summary(result: AuctionResult) -> FailureSummary:
+    """Failed placements: number, fraction of the batch, count per error string."""
+    total = len(result.order)
+    by_error = Counter(result.failures.values())
+    return FailureSummary(len(result.failures), len(result.failures) / total if total else 0.0,
+                          dict(sorted(by_error.items())))
+
+
+def communications(result: AuctionResult, cells_asked: int, fetch_attempts: int = 1) -> int:
+    """Request/response exchanges of one auction (auction.md 9).
+
+    ``diego``, ``objective``, ``random``: one per cell asked for its state per attempt, plus
+    one commit call per cell that won work. ``dea``: one advertisement per cell in the pool
+    plus one start message per placed item (no batched commit).
+    """
+    if result.strategy == "dea":
+        return cells_asked + len(result.placements)
+    return cells_asked * fetch_attempts + len(result.won)
+
+
+def spread(values: Iterable[float]) -> dict[str, float]:
+    """min, max, mean and population std-dev (wait times, attempts); zeros when empty."""
+    data = list(values)
+    if not data:
+        return {"min": 0.0, "max": 0.0, "mean": 0.0, "std": 0.0}
+    mean = sum(data) / len(data)
+    std = math.sqrt(sum((v - mean) ** 2 for v in data) / len(data))
+    return {"min": float(min(data)), "max": float(max(data)), "mean": mean, "std": std}
+
+
+def wait_times(queue_times: Mapping[str, float], result: AuctionResult, now: float
+               ) -> dict[str, float]:
+    """Per placed item: ``now`` (end of the commit) − its queue time, summarised."""
+    return spread(now - queue_times[i] for i in result.placements if i in queue_times)

@@ -1,0 +1,135 @@
+"""Scheduling one batch: order it, then place each item in turn (auction.md 1 step 5).
+
+The driver owns what every strategy shares (auction.md 8): the no-cell error, the in-flight
+cap (4.1), the filters and the global filter error (3, 6.3), the insufficient-resources
+error (6.4) and the reservation (4.6). A strategy only chooses among compatible cells.
+Nothing is committed here; see ``commit.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+from .batch import check_unique, dedupe, identifier, order_batch, priority_group
+from .diego import DiegoChooser, fast_path_applies
+from .explain import OUTCOME_FEASIBLE, OUTCOME_FILTERED, OUTCOME_UNFIT, CellVerdict, ItemExplanation
+from .filters import ERR_IN_FLIGHT, ERR_NO_CELLS, failed_filter
+from .reference import schedule_reference
+from .state import AuctionState, FilterClass, filter_key
+from .strategies import make_chooser
+from .types import STRATEGIES, AuctionConfig, AuctionResult, CellState, LRPWork, WorkItem
+
+Choose = Callable[[WorkItem, FilterClass], "tuple[int, float | None] | None"]
+
+
+def schedule(cells: Sequence[CellState], work: Iterable[WorkItem],
+             config: AuctionConfig | None = None, *, explain: bool = False,
+             ordered: bool = False) -> AuctionResult:
+    """Schedule a batch against the fetched cell states, without committing.
+
+    ``work`` is the formed batch (auction.md 1 step 4); it is de-duplicated and ordered
+    here unless ``ordered`` says it already is. Returns tentative winners, errors, scores
+    and each cell's won work; ``explain`` adds an ``ItemExplanation`` per item.
+    """
+    config = config or AuctionConfig()
+    if config.placement_strategy not in STRATEGIES:
+        raise ValueError(f"unknown placement_strategy {config.placement_strategy!r}")
+    items = list(work) if ordered else order_batch(dedupe(work))
+    check_unique(items)
+    if config.placement_strategy == "diego":
+        if explain or not fast_path_applies(config):
+            return schedule_reference(cells, items, config, explain)
+        state = AuctionState(cells)
+        return drive(state, items, config, DiegoChooser(state, config).choose)
+    state = AuctionState(cells)
+    return drive(state, items, config, make_chooser(state, config), explain)
+
+
+def drive(state: AuctionState, items: Sequence[WorkItem], config: AuctionConfig,
+          choose: Choose, explain: bool = False) -> AuctionResult:
+    """Place each item of an ordered batch in turn with ``choose``."""
+    order: list[str] = []
+    placements: dict[str, str] = {}
+    failures: dict[str, str] = {}
+    scores: dict[str, float | None] = {}
+    notes: list[ItemExplanation] = []
+    cap = config.starting_container_count_maximum
+    cell_ids = state.cell_ids
+    classes: dict[tuple[str, tuple[str, ...], tuple[str, ...]], FilterClass] = {}
+    reserve = state.reserve
+    for item in items:
+        if type(item) is LRPWork:
+            ident = f"{item.process_guid}.{item.index}"
+        else:
+            ident = item.task_guid  # type: ignore[union-attr]
+        order.append(ident)
+        if not cell_ids:
+            failures[ident] = ERR_NO_CELLS
+        elif cap > 0 and state.in_flight >= cap:
+            failures[ident] = ERR_IN_FLIGHT
+        else:
+            key = filter_key(item)
+            fc = classes.get(key)
+            if fc is None:
+                fc = classes[key] = state.filter_class(key)
+            if fc.error is not None:
+                failures[ident] = fc.error
+            else:
+                found = choose(item, fc)
+                if explain:
+                    notes.append(_note(state, item, len(order) - 1, fc, found, config))
+                if found is None:
+                    failures[ident] = state.insufficient_error(item, fc)
+                else:
+                    pos, score = found
+                    reserve(pos, item)
+                    placements[ident] = cell_ids[pos]
+                    scores[ident] = score
+                continue
+        if explain:
+            notes.append(_note(state, item, len(order) - 1, None, None, config))
+            notes[-1].error = failures[ident]
+    if explain:
+        _number_groups(notes)
+        for note in notes:
+            if note.error is None and note.identifier in failures:
+                note.error = failures[note.identifier]
+    return AuctionResult(
+        order=order, items=list(items), placements=placements, failures=failures,
+        scores=scores, won={cell_ids[p]: w for p, w in enumerate(state.won) if w},
+        strategy=config.placement_strategy, seed=config.seed,
+        explanations=notes if explain else None)
+
+
+def _note(state: AuctionState, item: WorkItem, position: int, fc: FilterClass | None,
+          found: tuple[int, float | None] | None, config: AuctionConfig) -> ItemExplanation:
+    """A generic record for the non-diego strategies (taken before the reservation)."""
+    note = ItemExplanation(identifier(item), "lrp" if type(item) is LRPWork else "task",
+                           priority_group(item), position, 0,
+                           strategy=config.placement_strategy)
+    if type(item) is LRPWork:
+        per_zone = state.zone_counts.get(item.process_guid, {})
+        note.zone_counts = {z: per_zone.get(z, 0) for z in state.zones}
+    if fc is None:
+        return note
+    for pos, cell in enumerate(state.cells):
+        failed = failed_filter(cell, item.rootfs, item.volume_drivers, item.placement_tags)
+        if failed is not None:
+            note.cells.append(CellVerdict(cell.cell_id, cell.zone, OUTCOME_FILTERED,
+                                          filter=failed))
+            continue
+        lacks = state.problems(item, pos)
+        outcome = OUTCOME_UNFIT if lacks else OUTCOME_FEASIBLE
+        note.cells.append(CellVerdict(cell.cell_id, cell.zone, outcome,
+                                      problems=tuple(sorted(lacks))))
+    if found is not None:
+        note.winner = state.cell_ids[found[0]]
+        note.score = found[1]
+    return note
+
+
+def _number_groups(notes: list[ItemExplanation]) -> None:
+    seen = {1: 0, 2: 0, 3: 0}
+    for note in notes:
+        note.group_position = seen[note.priority_group]
+        seen[note.priority_group] += 1

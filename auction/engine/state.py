@@ -1,0 +1,174 @@
+"""The in-memory copy of the fetched cell states that one auction changes (auction.md 1.5).
+
+Cells are held column-wise (one list per field, indexed by the cell's position in the
+input) because the fast path reads a few fields of many cells per item. Every tentative
+win goes through ``reserve`` (auction.md 4.6), which also bumps the cell's ``version`` so
+strategies can cache per-cell values and notice when they went stale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .filters import (
+    ALL_PROBLEMS,
+    failed_filter,
+    filter_error,
+    fit_problems,
+    insufficient_resources_error,
+)
+from .types import CellState, LRPWork, WorkItem
+
+FilterKey = tuple[str, tuple[str, ...], tuple[str, ...]]
+
+
+class FilterClass:
+    """The cells compatible with every item that asks for the same rootfs, drivers and tags.
+
+    Compatibility never changes during an auction (capacity is not a filter, auction.md 3),
+    so it is computed once per distinct request.
+    """
+
+    __slots__ = ("by_zone", "cells", "error", "id", "zones")
+
+    def __init__(self, ident: int, cells: list[int], by_zone: dict[str, list[int]],
+                 error: str | None) -> None:
+        self.id = ident
+        self.cells = cells  # compatible positions, input order
+        self.by_zone = by_zone  # zone -> compatible positions, input order
+        self.zones = list(by_zone)  # zones with at least one compatible cell
+        self.error = error  # the global filter error when no cell is compatible
+
+
+def filter_key(item: WorkItem) -> FilterKey:
+    return (item.rootfs, tuple(item.volume_drivers), tuple(item.placement_tags))
+
+
+class AuctionState:
+    """Mutable per-auction cell columns plus the per-process zone counts of auction.md 4.2."""
+
+    __slots__ = (
+        "_classes",
+        "a_cont",
+        "a_disk",
+        "a_mem",
+        "cell_ids",
+        "cells",
+        "in_flight",
+        "index",
+        "lrp_counts",
+        "n_tasks",
+        "proxy",
+        "starting",
+        "t_cont",
+        "t_disk",
+        "t_mem",
+        "version",
+        "won",
+        "zone_counts",
+        "zone_of",
+        "zones",
+    )
+
+    def __init__(self, cells: Sequence[CellState]) -> None:
+        self.cells = list(cells)
+        self.cell_ids = [c.cell_id for c in cells]
+        self.zone_of = [c.zone for c in cells]
+        self.zones = sorted(set(self.zone_of))
+        self.a_mem = [c.available.memory_mb for c in cells]
+        self.a_disk = [c.available.disk_mb for c in cells]
+        self.a_cont = [c.available.containers for c in cells]
+        self.starting = [c.starting_containers for c in cells]
+        self.t_mem = [c.total.memory_mb for c in cells]
+        self.t_disk = [c.total.disk_mb for c in cells]
+        self.t_cont = [c.total.containers for c in cells]
+        self.proxy = [c.proxy_memory_mb for c in cells]
+        self.index = [c.index for c in cells]
+        self.n_tasks = [len(c.tasks) for c in cells]
+        self.version = [0] * len(cells)
+        self.won: list[list[WorkItem]] = [[] for _ in cells]
+        # 4.1: the in-flight counter starts at the cells' starting containers.
+        self.in_flight = sum(self.starting)
+        # 4.2 step 1 counts instances over *all* cells of a zone, compatible or not; keeping
+        # the counts per process guid makes that O(1) per item instead of a walk of every
+        # cell's instance list (which Diego's zone_sorter does).
+        self.lrp_counts: list[dict[str, int]] = []
+        self.zone_counts: dict[str, dict[str, int]] = {}
+        for cell in cells:
+            own: dict[str, int] = {}
+            for guid in cell.lrps:
+                own[guid] = own.get(guid, 0) + 1
+                per_zone = self.zone_counts.setdefault(guid, {})
+                per_zone[cell.zone] = per_zone.get(cell.zone, 0) + 1
+            self.lrp_counts.append(own)
+        self._classes: dict[FilterKey, FilterClass] = {}
+
+    def filter_class(self, key: FilterKey) -> FilterClass:
+        """The (cached) compatible cells for a rootfs / drivers / tags request."""
+        fc = self._classes.get(key)
+        if fc is None:
+            rootfs, drivers, tags = key
+            compatible: list[int] = []
+            by_zone: dict[str, list[int]] = {}
+            for pos, cell in enumerate(self.cells):
+                if failed_filter(cell, rootfs, drivers, tags) is None:
+                    compatible.append(pos)
+                    by_zone.setdefault(cell.zone, []).append(pos)
+            error = None if compatible else filter_error(self.cells, rootfs, drivers, tags)
+            fc = FilterClass(len(self._classes), compatible, by_zone, error)
+            self._classes[key] = fc
+        return fc
+
+    def memory_needed(self, item: WorkItem, pos: int) -> int:
+        """``m_eff`` of auction.md 3: the proxy overhead counts for LRPs only."""
+        if type(item) is LRPWork:
+            return item.memory_mb + self.proxy[pos]
+        return item.memory_mb
+
+    def fits(self, item: WorkItem, pos: int) -> bool:
+        return (
+            self.a_disk[pos] >= item.disk_mb
+            and self.a_mem[pos] >= self.memory_needed(item, pos)
+            and self.a_cont[pos] >= 1
+        )
+
+    def feasible(self, item: WorkItem, fc: FilterClass) -> list[int]:
+        """Compatible cells that fit, in input order (auction.md 8: the candidates)."""
+        return [pos for pos in fc.cells if self.fits(item, pos)]
+
+    def problems(self, item: WorkItem, pos: int) -> frozenset[str]:
+        return fit_problems(self.a_mem[pos], self.a_disk[pos], self.a_cont[pos],
+                            self.memory_needed(item, pos), item.disk_mb)
+
+    def insufficient_error(self, item: WorkItem, fc: FilterClass) -> str:
+        """auction.md 6.4: the problems shared by every compatible cell that does not fit."""
+        common = set(ALL_PROBLEMS)
+        for pos in fc.cells:
+            problems = self.problems(item, pos)
+            if problems:  # a fitting cell is never intersected (4.2 step 3)
+                common &= problems
+        return insufficient_resources_error(common)
+
+    def reserve(self, pos: int, item: WorkItem) -> None:
+        """auction.md 4.6: the tentative win changes the copy before the next item.
+
+        Raw memory is reserved: the proxy overhead counts in fit and score only.
+        """
+        self.a_mem[pos] -= item.memory_mb
+        self.a_disk[pos] -= item.disk_mb
+        self.a_cont[pos] -= 1
+        self.starting[pos] += 1
+        self.version[pos] += 1
+        self.in_flight += 1
+        if type(item) is LRPWork:
+            guid = item.process_guid
+            own = self.lrp_counts[pos]
+            own[guid] = own.get(guid, 0) + 1
+            per_zone = self.zone_counts.get(guid)
+            if per_zone is None:
+                per_zone = self.zone_counts[guid] = {}
+            zone = self.zone_of[pos]
+            per_zone[zone] = per_zone.get(zone, 0) + 1
+        else:
+            self.n_tasks[pos] += 1
+        self.won[pos].append(item)
