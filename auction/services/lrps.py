@@ -1,0 +1,104 @@
+"""Desiring, updating and removing LRPs (bbs.md 1.4): never gated by domain freshness."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from auction.bbs.validation import bbs_message, desired_lrp_errors, desired_lrp_update_errors
+from auction.models import ActualLRP, DesiredLRP
+from auction.selectors.clock import sim_now
+from auction.services.errors import InvalidRequest, ResourceExists, ResourceNotFound
+
+DESIRED_FIELDS = (
+    "process_guid", "domain", "rootfs", "instances", "memory_mb", "disk_mb", "max_pids",
+    "placement_tags", "volume_drivers", "routes", "annotation", "ports", "start_timeout_ms",
+)
+
+
+def desired_lrp_desire(spec: Mapping[str, Any]) -> DesiredLRP:
+    """Store a DesiredLRP and an ORDINARY UNCLAIMED ActualLRP for each index."""
+    unknown = sorted(set(spec) - set(DESIRED_FIELDS))
+    if unknown:
+        raise InvalidRequest(", ".join(f"Invalid field: {name}" for name in unknown))
+    desired = DesiredLRP(**spec)
+    errors = desired_lrp_errors(
+        process_guid=desired.process_guid, domain=desired.domain, rootfs=desired.rootfs,
+        instances=desired.instances, memory_mb=desired.memory_mb, disk_mb=desired.disk_mb,
+        max_pids=desired.max_pids, annotation=desired.annotation, routes=desired.routes,
+    )
+    if errors:
+        raise InvalidRequest(bbs_message(errors))
+    now = sim_now()
+    try:
+        with transaction.atomic():
+            if DesiredLRP.objects.filter(process_guid=desired.process_guid).exists():
+                raise ResourceExists()
+            desired.save()
+            _create_unclaimed(desired, range(desired.instances), now)
+    except IntegrityError:
+        raise ResourceExists() from None
+    return desired
+
+
+def desired_lrp_update(process_guid: str, update: Mapping[str, Any]) -> DesiredLRP:
+    """Apply a DesiredLRPUpdateRequest: instances, routes, annotation (bbs.md 1.3, 1.4)."""
+    errors = desired_lrp_update_errors(update)
+    if errors:
+        raise InvalidRequest(bbs_message(errors))
+    now = sim_now()
+    with transaction.atomic():
+        desired = DesiredLRP.objects.select_for_update().filter(process_guid=process_guid).first()
+        if desired is None:
+            raise ResourceNotFound()
+        before = desired.instances
+        for name in ("instances", "routes", "annotation"):
+            if name in update:
+                setattr(desired, name, update[name])
+        # The tag moves on every successful update, even one that changes nothing.
+        desired.modification_tag_index += 1
+        desired.save()
+        if desired.instances > before:
+            _create_unclaimed(desired, range(before, desired.instances), now)
+        elif desired.instances < before:
+            _scale_down(process_guid, desired.instances)
+    return desired
+
+
+def desired_lrp_remove(process_guid: str) -> None:
+    with transaction.atomic():
+        deleted, _ = DesiredLRP.objects.filter(process_guid=process_guid).delete()
+        if not deleted:
+            raise ResourceNotFound()
+        _scale_down(process_guid, 0)
+
+
+def _create_unclaimed(desired: DesiredLRP, indices: range, now: float) -> None:
+    existing = set(
+        ActualLRP.objects.filter(
+            desired_id=desired.process_guid, presence=ActualLRP.Presence.ORDINARY,
+            index__in=list(indices),
+        ).values_list("index", flat=True)
+    )
+    ActualLRP.objects.bulk_create(
+        ActualLRP(
+            desired_id=desired.process_guid, index=i, domain=desired.domain,
+            state=ActualLRP.State.UNCLAIMED, since=now,
+        )
+        for i in indices
+        if i not in existing
+    )
+
+
+def _scale_down(process_guid: str, keep: int) -> None:
+    """Rows at index ≥ keep: UNCLAIMED or CRASHED go at once (bbs.md 1.4).
+
+    CLAIMED or RUNNING rows are stopped by their cell's rep, which removes the row when
+    the container is gone; rows on a cell without presence stay for convergence.
+    """
+    ActualLRP.objects.filter(
+        desired_id=process_guid, index__gte=keep,
+        state__in=[ActualLRP.State.UNCLAIMED, ActualLRP.State.CRASHED],
+    ).exclude(presence=ActualLRP.Presence.EVACUATING).delete()

