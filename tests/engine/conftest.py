@@ -1,0 +1,8 @@
+"""Make this folder's helper modules (``oracle``, ``gen``) importable without tests/__init__.py."""
+
+import sys
+from pathlib import Path
+
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
