@@ -1,4 +1,4 @@
-"""Make this folder's helper modules (``oracle``, ``gen``) importable without tests/__init__.py."""
+"""Make this folder's helper modules (``engine_oracle``, ``engine_gen``) importable without tests/__init__.py."""
 
 import sys
 from pathlib import Path
