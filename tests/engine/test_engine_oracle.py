@@ -1,0 +1,63 @@
+"""The fast engine against the straightforward oracle on thousands of random cases.
+
+auction.md 2-7 and 10: identical order, placements, errors and (bit-identical) scores, for
+the fast heap path, the explanation path (``explain=True``) and the commit.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from engine_gen import random_case, scale_case
+from engine_oracle import run as oracle_run
+
+from auction.engine import commit_all, parse_case, run_case, schedule
+
+
+def _engine(doc: dict, explain: bool = False) -> dict:
+    case = parse_case(doc)
+    if explain:
+        return commit_all(schedule(case.cells, case.work, case.config, explain=True),
+                          case.cells).to_case_output()
+    return run_case(case).to_case_output()
+
+
+@pytest.mark.parametrize("block", range(6))
+def test_small_random_cases_match_oracle_auction_md_4(block: int):
+    """auction.md 4 (+2, 3, 6, 7): 3,000 small random clusters/batches, exact equality."""
+    for seed in range(block * 500, (block + 1) * 500):
+        doc = random_case(random.Random(seed))
+        assert _engine(doc) == oracle_run(doc), f"seed {seed}"
+
+
+def test_explanation_path_matches_oracle_auction_md_4():
+    """auction.md 4: the explanation path places exactly like the oracle (600 cases)."""
+    for seed in range(10_000, 10_600):
+        doc = random_case(random.Random(seed))
+        assert _engine(doc, explain=True) == oracle_run(doc), f"seed {seed}"
+
+
+@pytest.mark.parametrize("block", range(3))
+def test_larger_random_cases_match_oracle_auction_md_4_6(block: int):
+    """auction.md 4.6: many wins per cell (stale heap entries, exclusions) stay exact."""
+    for seed in range(20_000 + block * 40, 20_000 + (block + 1) * 40):
+        rng = random.Random(seed)
+        doc = random_case(rng, cells=rng.randint(15, 50), items=rng.randint(80, 300),
+                          filters=rng.random() < 0.5)
+        assert _engine(doc) == oracle_run(doc), f"seed {seed}"
+
+
+def test_scale_shape_matches_oracle_auction_md_4_2():
+    """auction.md 4.2: the benchmark's shape (pooled equal zones, many apps) in miniature."""
+    doc = scale_case(cells=25, zones=5, apps=60, instances=12)
+    assert _engine(doc) == oracle_run(doc)
+
+
+def test_full_cells_fail_identically_auction_md_6_4():
+    """auction.md 6.4: a cluster that fills up fails the rest with the same strings."""
+    doc = scale_case(cells=6, zones=3, apps=30, instances=5)
+    for c in doc["cells"]:
+        c["total"] = {"memory_mb": 1000, "disk_mb": 3000, "containers": 12}
+    out = _engine(doc)
+    assert out["failures"] and out == oracle_run(doc)
