@@ -136,7 +136,8 @@ class ActualLRPAdmin(admin.ModelAdmin):
         if term:
             from django.db.models import Q
 
-            return queryset.filter(Q(desired_id__icontains=term) | Q(instance_guid__icontains=term)
+            # desired__process_guid is the local column: Django trims the join.
+            return queryset.filter(Q(desired__process_guid__icontains=term) | Q(instance_guid__icontains=term)
                                    | Q(cell_id__icontains=term)), False
         return queryset, False
 

@@ -9,13 +9,17 @@ from auction.bbs.validation import FieldError, cell_errors
 from auction.models.fields import StringListField
 
 
-def raise_field_errors(errors: list[FieldError]) -> None:
-    """Turn the core's ordered FieldErrors into a Django ValidationError keyed by field."""
+def raise_field_errors(errors: list[FieldError], fields: dict[str, str] | None = None) -> None:
+    """Turn the core's ordered FieldErrors into a Django ValidationError keyed by field.
+
+    ``fields`` maps a BBS field name to the model's where they differ.
+    """
     if not errors:
         return
     by_field: dict[str, list[str]] = {}
     for error in errors:
-        by_field.setdefault(error.field, []).append(error.message)
+        name = (fields or {}).get(error.field, error.field)
+        by_field.setdefault(name, []).append(error.message)
     raise ValidationError(by_field)
 
 
@@ -30,7 +34,7 @@ def default_rootfs_providers() -> list[str]:
 class Zone(models.Model):
     """An availability zone; cells belong to exactly one (auction.md 4.2 walks them)."""
 
-    name = models.CharField(max_length=64, unique=True)
+    name = models.CharField(max_length=64, unique=True, blank=True)
 
     class Meta:
         ordering = ["name"]
@@ -52,7 +56,7 @@ class Cell(models.Model):
         DRAINING = "draining", "draining"
         FAILED = "failed", "failed"
 
-    cell_id = models.CharField(max_length=64, unique=True)
+    cell_id = models.CharField(max_length=64, unique=True, blank=True)
     zone = models.ForeignKey(Zone, on_delete=models.PROTECT, related_name="cells")
     # The BOSH index: bin-pack first-fit ranks cells by it (auction.md 4.4).
     index = models.IntegerField(default=0)

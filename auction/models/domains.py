@@ -15,7 +15,7 @@ class Domain(models.Model):
     are retired only while their domain is fresh.
     """
 
-    name = models.CharField(max_length=255, unique=True)
+    name = models.CharField(max_length=255, unique=True, blank=True)
     # Sim seconds; None = never expires (an upsert with ttl 0).
     expires_at = models.FloatField(null=True, blank=True, help_text="Sim seconds; empty = never.")
     ttl_s = models.FloatField("TTL (s)", default=120.0, help_text="0 = never expires.")
@@ -31,4 +31,5 @@ class Domain(models.Model):
         return self.expires_at is None or self.expires_at > now
 
     def clean(self) -> None:
-        raise_field_errors(domain_errors(domain=self.name, ttl=self.ttl_s))
+        raise_field_errors(domain_errors(domain=self.name, ttl=self.ttl_s),
+                           fields={"domain": "name", "ttl": "ttl_s"})

@@ -26,9 +26,9 @@ def new_epoch() -> str:
 class DesiredLRP(models.Model):
     """The consumer's intent: run ``instances`` copies of a process (bbs.md 1.1)."""
 
-    process_guid = models.CharField(max_length=255, unique=True)
-    domain = models.CharField(max_length=255)
-    rootfs = models.CharField(max_length=1024, default="preloaded:cflinuxfs4")
+    process_guid = models.CharField(max_length=255, unique=True, blank=True)
+    domain = models.CharField(max_length=255, blank=True)
+    rootfs = models.CharField(max_length=1024, default="preloaded:cflinuxfs4", blank=True)
     instances = models.IntegerField(default=1)
     memory_mb = models.IntegerField("memory (MB)", default=256)
     disk_mb = models.IntegerField("disk (MB)", default=1024)

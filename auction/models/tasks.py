@@ -22,8 +22,8 @@ class Task(models.Model):
         DIEGO = "diego", "Diego auction"
         OTTO = "otto", "Otto open auction"
 
-    task_guid = models.CharField(max_length=255, unique=True)
-    domain = models.CharField(max_length=255)
+    task_guid = models.CharField(max_length=255, unique=True, blank=True)
+    domain = models.CharField(max_length=255, blank=True)
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
     cell_id = models.CharField(max_length=64, blank=True, default="", db_index=True)
     created_at = models.FloatField(default=0.0)
@@ -36,7 +36,7 @@ class Task(models.Model):
     rejection_reason = models.TextField(blank=True, default="")
     completion_callback_url = models.URLField(blank=True, default="")
     # The definition.
-    rootfs = models.CharField(max_length=1024, default="preloaded:cflinuxfs4")
+    rootfs = models.CharField(max_length=1024, default="preloaded:cflinuxfs4", blank=True)
     memory_mb = models.IntegerField("memory (MB)", default=256)
     disk_mb = models.IntegerField("disk (MB)", default=1024)
     max_pids = models.IntegerField(default=0)

