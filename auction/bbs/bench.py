@@ -19,7 +19,6 @@ from auction.bbs.types import (
     CLAIMED,
     CRASHED,
     EVACUATING,
-    ORDINARY,
     PENDING,
     RUNNING,
     SUSPECT,
@@ -51,31 +50,78 @@ def build_snapshot(desired_count: int = 10_000, instances: int = 25, seed: int =
                 continue  # missing
             cell = rng.choice(cells)
             if roll < 0.05:
-                row = ActualLRP(guid, i, CRASHED, domain=domain, since=NOW - rng.uniform(0, 2000),
-                                crash_count=rng.randint(1, 210))
+                row = ActualLRP(
+                    guid,
+                    i,
+                    CRASHED,
+                    domain=domain,
+                    since=NOW - rng.uniform(0, 2000),
+                    crash_count=rng.randint(1, 210),
+                )
             elif roll < 0.07:
                 row = ActualLRP(guid, i, UNCLAIMED, domain=domain, since=NOW - rng.uniform(0, 90))
             elif roll < 0.09:
-                row = ActualLRP(guid, i, RUNNING, cell_id=lost_cell, instance_guid=f"ig-{d}-{i}",
-                                domain=domain, since=NOW - 500)
+                row = ActualLRP(
+                    guid,
+                    i,
+                    RUNNING,
+                    cell_id=lost_cell,
+                    instance_guid=f"ig-{d}-{i}",
+                    domain=domain,
+                    since=NOW - 500,
+                )
             elif roll < 0.10:
-                row = ActualLRP(guid, i, CLAIMED, cell_id=cell, instance_guid=f"ig-{d}-{i}",
-                                domain=domain, since=NOW - 5)
+                row = ActualLRP(
+                    guid,
+                    i,
+                    CLAIMED,
+                    cell_id=cell,
+                    instance_guid=f"ig-{d}-{i}",
+                    domain=domain,
+                    since=NOW - 5,
+                )
             else:
-                row = ActualLRP(guid, i, RUNNING, cell_id=cell, instance_guid=f"ig-{d}-{i}",
-                                domain=domain, since=NOW - 3000)
+                row = ActualLRP(
+                    guid,
+                    i,
+                    RUNNING,
+                    cell_id=cell,
+                    instance_guid=f"ig-{d}-{i}",
+                    domain=domain,
+                    since=NOW - 3000,
+                )
             actual.append(row)
             if roll > 0.995:  # a suspect from an earlier loss, its cell back or not
-                actual.append(ActualLRP(guid, i, RUNNING, presence=SUSPECT,
-                                        cell_id=rng.choice([lost_cell, cell]), domain=domain))
+                actual.append(
+                    ActualLRP(
+                        guid,
+                        i,
+                        RUNNING,
+                        presence=SUSPECT,
+                        cell_id=rng.choice([lost_cell, cell]),
+                        domain=domain,
+                    )
+                )
             elif roll > 0.99:
-                actual.append(ActualLRP(guid, i, RUNNING, presence=EVACUATING,
-                                        cell_id=rng.choice([lost_cell, cell]), domain=domain))
+                actual.append(
+                    ActualLRP(
+                        guid,
+                        i,
+                        RUNNING,
+                        presence=EVACUATING,
+                        cell_id=rng.choice([lost_cell, cell]),
+                        domain=domain,
+                    )
+                )
     for o in range(200):  # orphans of a fresh domain
         actual.append(ActualLRP(f"orphan-{o}", 0, RUNNING, cell_id=cells[0], domain="cf-apps"))
     tasks = [
-        Task(f"task-{t}", PENDING if t % 2 else TASK_RUNNING, cell_id=rng.choice(cells + [lost_cell]),
-             created_at=NOW - rng.uniform(0, 3600))
+        Task(
+            f"task-{t}",
+            PENDING if t % 2 else TASK_RUNNING,
+            cell_id=rng.choice(cells + [lost_cell]),
+            created_at=NOW - rng.uniform(0, 3600),
+        )
         for t in range(2_000)
     ]
     return Snapshot(
@@ -103,20 +149,24 @@ def main() -> None:
         if len(timings) < args.repeat:
             del result  # freeing the previous answer is not part of the next pass
     lrp = result.lrp
-    print(json.dumps({
-        "desired": len(snapshot.desired),
-        "actual": len(snapshot.actual),
-        "tasks": len(snapshot.tasks),
-        "seconds": round(min(timings), 4),
-        "seconds_each": [round(t, 4) for t in timings],
-        "start": len(result.start_request.lrps),
-        "create": len(lrp.create),
-        "retire": len(lrp.retire),
-        "suspect": len(lrp.suspect),
-        "unclaim": len(lrp.unclaim),
-        "row_ops": len(lrp.ops),
-        "events": len(result.events),
-    }))
+    print(
+        json.dumps(
+            {
+                "desired": len(snapshot.desired),
+                "actual": len(snapshot.actual),
+                "tasks": len(snapshot.tasks),
+                "seconds": round(min(timings), 4),
+                "seconds_each": [round(t, 4) for t in timings],
+                "start": len(result.start_request.lrps),
+                "create": len(lrp.create),
+                "retire": len(lrp.retire),
+                "suspect": len(lrp.suspect),
+                "unclaim": len(lrp.unclaim),
+                "row_ops": len(lrp.ops),
+                "events": len(result.events),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

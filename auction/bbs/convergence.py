@@ -83,9 +83,7 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _lrps(
-    snapshot: Snapshot, epoch: EpochFactory | None
-) -> tuple[LRPSelection, LRPConvergence]:
+def _lrps(snapshot: Snapshot, epoch: EpochFactory | None) -> tuple[LRPSelection, LRPConvergence]:
     sel = select(snapshot)
     if epoch is None:
         return sel, apply_actions(sel, snapshot.now, snapshot.cells)

@@ -203,4 +203,3 @@ def _create(
     rows.create(new_unclaimed(lrp_key[0], lrp_key[1], domain, now, epoch(key)), group=group)
     out.create.append(lrp_key)
     out.start.append(lrp_key)
-

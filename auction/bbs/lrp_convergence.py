@@ -15,7 +15,6 @@ from auction.bbs.restart import should_restart
 from auction.bbs.types import (
     CLAIMED,
     CRASHED,
-    EVACUATING,
     ORDINARY,
     RUNNING,
     SUSPECT,
@@ -147,9 +146,7 @@ def select(snapshot: Snapshot) -> LRPSelection:
         if len(indices) == d.instances:
             continue
         present = set(indices)
-        sel.missing.extend(
-            (d.process_guid, i) for i in range(d.instances) if i not in present
-        )
+        sel.missing.extend((d.process_guid, i) for i in range(d.instances) if i not in present)
         extras = sorted(i for i in present if i >= d.instances)
         if d.domain in fresh:
             sel.to_retire.extend((d.process_guid, i) for i in extras)

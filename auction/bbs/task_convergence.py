@@ -27,6 +27,7 @@ from auction.bbs.types import (
 
 NOT_STARTED_REASON: Final = "not started within time limit"
 CELL_DISAPPEARED_REASON: Final = "cell disappeared before completion"
+DEFAULT_CONFIG: Final = ConvergenceConfig()
 
 
 @dataclass(slots=True)
@@ -51,7 +52,7 @@ def converge_tasks(
     tasks: Sequence[Task],
     cells: Iterable[str],
     now: float,
-    config: ConvergenceConfig = ConvergenceConfig(),
+    config: ConvergenceConfig = DEFAULT_CONFIG,
 ) -> TaskConvergence:
     """Run steps 1-6 of bbs.md 7 over ``tasks`` with C = ``cells``."""
     present = frozenset(cells)

@@ -168,4 +168,3 @@ def domain_is_fresh(expiry: float | None, now: float) -> bool:
 def fresh_domains(domains: Mapping[str, float | None], now: float) -> frozenset[str]:
     """The domains fresh at ``now``; absent ones are stale by construction."""
     return frozenset(name for name, expiry in domains.items() if domain_is_fresh(expiry, now))
-

@@ -3,9 +3,8 @@ events of bbs.md 8."""
 
 from __future__ import annotations
 
-from tests.bbs.bbs_builders import NOW, desired, lrp, result, run
-
 from auction.bbs.changes import RowCreate, RowDelete, RowUpdate, StopRequest
+from auction.bbs.convergence import ConvergenceResult
 from auction.bbs.events import (
     GROUP_CHANGED,
     GROUP_CREATED,
@@ -14,10 +13,11 @@ from auction.bbs.events import (
     INSTANCE_CREATED,
     INSTANCE_REMOVED,
 )
+from tests.bbs.bbs_builders import NOW, desired, lrp, result, run
 
 
-def _types(res: object) -> list[str]:
-    return [e.type for e in res.lrp.events]  # type: ignore[attr-defined]
+def _types(res: ConvergenceResult) -> list[str]:
+    return [e.type for e in res.lrp.events]
 
 
 def test_a1_retire_of_a_running_row_on_a_present_cell_sends_a_stop_and_keeps_the_row() -> None:
@@ -125,7 +125,12 @@ def test_a4_lost_cell_row_turns_suspect_and_a_replacement_is_created() -> None:
     assert isinstance(update, RowUpdate) and update.changed == {"presence": "SUSPECT"}
     assert isinstance(create, RowCreate)
     new = create.row
-    assert (new.state, new.presence, new.since, new.crash_count) == ("UNCLAIMED", "ORDINARY", NOW, 0)
+    assert (new.state, new.presence, new.since, new.crash_count) == (
+        "UNCLAIMED",
+        "ORDINARY",
+        NOW,
+        0,
+    )
     assert new.domain == "cf-apps"
     assert res.start_request.lrps == (("web", 0),)
     assert _types(res) == [INSTANCE_CHANGED, INSTANCE_CREATED]
@@ -147,8 +152,14 @@ def test_a4_with_a_suspect_in_place_the_replacement_is_unclaimed_without_a_start
     res = result(
         desired=[desired(instances=1)],
         actual=[
-            lrp(index=0, state="CLAIMED", cell_id="cell-2", instance_guid="new", crash_count=1,
-                placement_error=""),
+            lrp(
+                index=0,
+                state="CLAIMED",
+                cell_id="cell-2",
+                instance_guid="new",
+                crash_count=1,
+                placement_error="",
+            ),
             lrp(index=0, presence="SUSPECT", cell_id="cell-3", instance_guid="old"),
         ],
     )

@@ -14,13 +14,27 @@ from auction.bbs.__main__ import main
 from tests.bbs.bbs_builders import case, desired, lrp
 
 REPO = Path(__file__).resolve().parents[2]
-LRP_KEYS = ["start", "create", "retire", "suspect", "unclaim", "promote", "remove_suspect",
-            "remove_evacuating"]
+LRP_KEYS = [
+    "start",
+    "create",
+    "retire",
+    "suspect",
+    "unclaim",
+    "promote",
+    "remove_suspect",
+    "remove_evacuating",
+]
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "auction.bbs", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "auction.bbs", *args],
+        check=False,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def _write(path: Path, doc: Any) -> Path:
@@ -30,8 +44,9 @@ def _write(path: Path, doc: Any) -> Path:
 
 def test_a_file_prints_one_result_with_every_key(tmp_path: Path) -> None:
     """conformance.md 2: every output key, each a sorted list (or an object for fail)."""
-    path = _write(tmp_path / "one.json", case(desired=[desired(instances=2)],
-                                              actual=[lrp(index=1)]))
+    path = _write(
+        tmp_path / "one.json", case(desired=[desired(instances=2)], actual=[lrp(index=1)])
+    )
     done = _cli(str(path))
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
@@ -95,8 +110,10 @@ def test_a_folder_with_one_bad_case_exits_2_before_printing(tmp_path: Path) -> N
         (case(actual=[{"process_guid": "w", "index": 0, "since": 1}]), "actual[0].state"),
         (case(actual=[lrp(index=0), lrp(index=0, state="CRASHED")]), "actual[1]"),
         (case(tasks=[{"task_guid": "t", "state": "PENDING"}]), "tasks[0].created_at"),
-        (case(tasks=[{"task_guid": "t", "state": "PENDING", "created_at": 1,
-                      "failed": "no"}]), "tasks[0].failed"),
+        (
+            case(tasks=[{"task_guid": "t", "state": "PENDING", "created_at": 1, "failed": "no"}]),
+            "tasks[0].failed",
+        ),
         ("[]", "case"),
         ("{not json", "not valid JSON"),
     ],
@@ -126,9 +143,13 @@ def test_the_duplicate_message_names_the_key(
 def test_defaults_fill_optional_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """conformance.md 2: presence ORDINARY, crash_count 0, config and lists defaulted;
     an actual row's domain defaults to its desired LRP's."""
-    doc = {"now": 1000, "cells": ["c"], "domains": {"d": None},
-           "desired": [{"process_guid": "w", "domain": "d", "instances": 0}],
-           "actual": [{"process_guid": "w", "index": 0, "state": "CRASHED", "since": 0}]}
+    doc = {
+        "now": 1000,
+        "cells": ["c"],
+        "domains": {"d": None},
+        "desired": [{"process_guid": "w", "domain": "d", "instances": 0}],
+        "actual": [{"process_guid": "w", "index": 0, "state": "CRASHED", "since": 0}],
+    }
     assert main([str(_write(tmp_path / "ok.json", doc))]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["lrp"]["retire"] == ["w.0"]  # desired domain d is fresh: extra retired

@@ -29,29 +29,42 @@ GUIDS = ["a", "b", "c"]
 DOMAINS = ["d1", "d2"]
 
 _expiry = st.sampled_from([None, NOW - 1, NOW, NOW + 1])
-_row_fields = st.fixed_dictionaries({
-    "state": st.sampled_from(LRP_STATES),
-    "cell_id": st.sampled_from(["", "c1", "c2", "c3", "c9"]),
-    "since": st.sampled_from([0.0, NOW - 500, NOW - 31, NOW - 30, NOW]),
-    "crash_count": st.sampled_from([0, 1, 2, 3, 5, 8, 199, 200]),
-    "domain": st.sampled_from(["d1", "d2", ""]),
-})
+_row_fields = st.fixed_dictionaries(
+    {
+        "state": st.sampled_from(LRP_STATES),
+        "cell_id": st.sampled_from(["", "c1", "c2", "c3", "c9"]),
+        "since": st.sampled_from([0.0, NOW - 500, NOW - 31, NOW - 30, NOW]),
+        "crash_count": st.sampled_from([0, 1, 2, 3, 5, 8, 199, 200]),
+        "domain": st.sampled_from(["d1", "d2", ""]),
+    }
+)
 
 
 @st.composite
 def snapshots(draw: st.DrawFn) -> Snapshot:
-    keys = draw(st.sets(st.tuples(st.sampled_from(GUIDS), st.integers(0, 4),
-                                  st.sampled_from(PRESENCES)), max_size=25))
-    actual = [ActualLRP(guid, index, presence=presence, **draw(_row_fields))
-              for guid, index, presence in sorted(keys)]
+    keys = draw(
+        st.sets(
+            st.tuples(st.sampled_from(GUIDS), st.integers(0, 4), st.sampled_from(PRESENCES)),
+            max_size=25,
+        )
+    )
+    actual = [
+        ActualLRP(guid, index, presence=presence, **draw(_row_fields))
+        for guid, index, presence in sorted(keys)
+    ]
     desired = [
         DesiredLRP(guid, draw(st.sampled_from(DOMAINS)), draw(st.integers(0, 4)))
         for guid in draw(st.sets(st.sampled_from(GUIDS)))
     ]
     domains = draw(st.dictionaries(st.sampled_from(DOMAINS), _expiry))
     cells = frozenset(draw(st.sets(st.sampled_from(["c1", "c2", "c3"]))))
-    return Snapshot(now=NOW, cells=cells, domains=domains, desired=sorted(
-        desired, key=lambda d: d.process_guid), actual=actual)
+    return Snapshot(
+        now=NOW,
+        cells=cells,
+        domains=domains,
+        desired=sorted(desired, key=lambda d: d.process_guid),
+        actual=actual,
+    )
 
 
 PROPERTY = settings(max_examples=150, deadline=None)
@@ -109,7 +122,8 @@ def test_metrics_match_a_recount_of_the_applied_rows(snapshot: Snapshot) -> None
     assert metrics["LRPsRunning"] == by_state["RUNNING"]
     assert metrics["CrashedActualLRPs"] == by_state["CRASHED"]
     assert metrics["CrashingDesiredLRPs"] == len(
-        {row.process_guid for row in ordinary if row.state == "CRASHED"})
+        {row.process_guid for row in ordinary if row.state == "CRASHED"}
+    )
     assert metrics["LRPsDesired"] == sum(d.instances for d in snapshot.desired)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
@@ -15,8 +16,21 @@ from auction.bbs.types import ActualLRP
 
 @pytest.mark.parametrize(
     ("n", "seconds"),
-    [(1, 0), (2, 0), (3, 30), (4, 60), (5, 120), (6, 240), (7, 480), (8, 960), (9, 960),
-     (100, 960), (199, 960), (200, math.inf), (500, math.inf)],
+    [
+        (1, 0),
+        (2, 0),
+        (3, 30),
+        (4, 60),
+        (5, 120),
+        (6, 240),
+        (7, 480),
+        (8, 960),
+        (9, 960),
+        (100, 960),
+        (199, 960),
+        (200, math.inf),
+        (500, math.inf),
+    ],
 )
 def test_backoff_table(n: int, seconds: float) -> None:
     """bbs.md 3 table: B(n) = 30 x 2^min(n-3, 5), 0 for n < 3, infinity from 200."""
@@ -63,10 +77,20 @@ def test_claimed_never_resets() -> None:
     assert crash_count_after("CLAIMED", since=0, crash_count=7, now=1e9) == 8
 
 
-def _row(state: str = "RUNNING", count: int = 0, since: float = 900.0, **kw: object) -> ActualLRP:
-    return ActualLRP("web", 0, state, cell_id="cell-1", instance_guid="ig", address="10.0.0.1",
-                     ports=((8080, 61000),), since=since, crash_count=count,
-                     modification_tag_index=4, **kw)  # type: ignore[arg-type]
+def _row(state: str = "RUNNING", count: int = 0, since: float = 900.0, **kw: Any) -> ActualLRP:
+    return ActualLRP(
+        "web",
+        0,
+        state,
+        cell_id="cell-1",
+        instance_guid="ig",
+        address="10.0.0.1",
+        ports=((8080, 61000),),
+        since=since,
+        crash_count=count,
+        modification_tag_index=4,
+        **kw,
+    )
 
 
 def _outcome(value: CrashOutcome | BBSError) -> CrashOutcome:
@@ -81,7 +105,11 @@ def test_first_and_second_crash_go_unclaimed_with_a_start(count: int) -> None:
     out = _outcome(crash(_row(count=count), 1000.0, "exit 1"))
     after = out.after
     assert after is not None and out.start
-    assert (after.state, after.crash_count, after.crash_reason) == ("UNCLAIMED", count + 1, "exit 1")
+    assert (after.state, after.crash_count, after.crash_reason) == (
+        "UNCLAIMED",
+        count + 1,
+        "exit 1",
+    )
     assert (after.cell_id, after.instance_guid, after.address, after.ports) == ("", "", "", ())
     assert after.since == 1000.0 and after.modification_tag_index == 5
     assert [e.type for e in out.events][:3] == [LRP_CRASHED, INSTANCE_REMOVED, INSTANCE_CREATED]

@@ -3,6 +3,8 @@ the Task state machine (bbs.md 7)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from auction.bbs import task_states
@@ -36,8 +38,12 @@ def test_transition_table(from_state: str, to_state: str, same_key: bool, empty_
 
 @pytest.mark.parametrize(
     ("to_state", "message"),
-    [("UNCLAIMED", "cannot unclaim actual LRP"), ("CLAIMED", "cannot claim actual LRP"),
-     ("RUNNING", "cannot start actual LRP"), ("CRASHED", "cannot crash actual LRP")],
+    [
+        ("UNCLAIMED", "cannot unclaim actual LRP"),
+        ("CLAIMED", "cannot claim actual LRP"),
+        ("RUNNING", "cannot start actual LRP"),
+        ("CRASHED", "cannot crash actual LRP"),
+    ],
 )
 def test_refusals_carry_the_bbs_error_text(to_state: str, message: str) -> None:
     """bbs.md 2.2: refused transitions answer the BBS error of the target state."""
@@ -59,8 +65,8 @@ def test_unclaim_is_refused_when_already_unclaimed_and_for_claimed_in_stale_mode
     assert isinstance(after, ActualLRP) and after.state == "UNCLAIMED" and after.cell_id == ""
 
 
-def _task(state: str = "PENDING", **kw: object) -> Task:
-    return Task("t1", state, created_at=10.0, updated_at=10.0, **kw)  # type: ignore[arg-type]
+def _task(state: str = "PENDING", **kw: Any) -> Task:
+    return Task("t1", state, created_at=10.0, updated_at=10.0, **kw)
 
 
 def test_task_start_twice_from_another_cell_is_refused_with_the_bbs_text() -> None:
@@ -77,8 +83,9 @@ def test_task_complete_needs_running() -> None:
     error = task_states.complete(_task(), 30.0, failed=False)
     assert isinstance(error, BBSError)
     assert error.message == "Cannot transition from PENDING to COMPLETED"
-    done = task_states.complete(_task("RUNNING", cell_id="c"), 30.0, failed=True,
-                                failure_reason="boom")
+    done = task_states.complete(
+        _task("RUNNING", cell_id="c"), 30.0, failed=True, failure_reason="boom"
+    )
     assert isinstance(done, Task)
     assert (done.state, done.failed, done.failure_reason) == ("COMPLETED", True, "boom")
     assert done.first_completed_at == done.updated_at == 30.0
