@@ -63,37 +63,33 @@ def drive(state: AuctionState, items: Sequence[WorkItem], config: AuctionConfig,
         else:
             ident = item.task_guid  # type: ignore[union-attr]
         order.append(ident)
+        fc: FilterClass | None = None
+        found = None
         if not cell_ids:
-            failures[ident] = ERR_NO_CELLS
+            error = ERR_NO_CELLS
         elif cap > 0 and state.in_flight >= cap:
-            failures[ident] = ERR_IN_FLIGHT
+            error = ERR_IN_FLIGHT  # before any filtering (auction.md 4.1)
         else:
             key = filter_key(item)
             fc = classes.get(key)
             if fc is None:
                 fc = classes[key] = state.filter_class(key)
-            if fc.error is not None:
-                failures[ident] = fc.error
-            else:
+            error = fc.error
+            if error is None:
                 found = choose(item, fc)
-                if explain:
-                    notes.append(_note(state, item, len(order) - 1, fc, found, config))
                 if found is None:
-                    failures[ident] = state.insufficient_error(item, fc)
-                else:
-                    pos, score = found
-                    reserve(pos, item)
-                    placements[ident] = cell_ids[pos]
-                    scores[ident] = score
-                continue
-        if explain:
-            notes.append(_note(state, item, len(order) - 1, None, None, config))
-            notes[-1].error = failures[ident]
+                    error = state.insufficient_error(item, fc)
+        if explain:  # recorded before the reservation: the state the decision saw
+            notes.append(_note(state, item, len(order) - 1, fc, found, config, error, choose))
+        if found is None:
+            failures[ident] = error  # type: ignore[assignment]
+        else:
+            pos, score = found
+            reserve(pos, item)
+            placements[ident] = cell_ids[pos]
+            scores[ident] = score
     if explain:
         _number_groups(notes)
-        for note in notes:
-            if note.error is None and note.identifier in failures:
-                note.error = failures[note.identifier]
     return AuctionResult(
         order=order, items=list(items), placements=placements, failures=failures,
         scores=scores, won={cell_ids[p]: w for p, w in enumerate(state.won) if w},
@@ -102,11 +98,12 @@ def drive(state: AuctionState, items: Sequence[WorkItem], config: AuctionConfig,
 
 
 def _note(state: AuctionState, item: WorkItem, position: int, fc: FilterClass | None,
-          found: tuple[int, float | None] | None, config: AuctionConfig) -> ItemExplanation:
+          found: tuple[int, float | None] | None, config: AuctionConfig,
+          error: str | None, choose: Choose) -> ItemExplanation:
     """A generic record for the non-diego strategies (taken before the reservation)."""
     note = ItemExplanation(identifier(item), "lrp" if type(item) is LRPWork else "task",
                            priority_group(item), position, 0,
-                           strategy=config.placement_strategy)
+                           strategy=config.placement_strategy, error=error)
     if type(item) is LRPWork:
         per_zone = state.zone_counts.get(item.process_guid, {})
         note.zone_counts = {z: per_zone.get(z, 0) for z in state.zones}
@@ -122,6 +119,9 @@ def _note(state: AuctionState, item: WorkItem, position: int, fc: FilterClass | 
         outcome = OUTCOME_UNFIT if lacks else OUTCOME_FEASIBLE
         note.cells.append(CellVerdict(cell.cell_id, cell.zone, outcome,
                                       problems=tuple(sorted(lacks))))
+    narrow = getattr(choose, "narrow", None)  # dea's final candidates before the draw
+    positions = narrow(item, fc) if narrow is not None else state.feasible(item, fc)
+    note.candidates = [state.cell_ids[p] for p in positions]
     if found is not None:
         note.winner = state.cell_ids[found[0]]
         note.score = found[1]

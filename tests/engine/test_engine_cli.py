@@ -20,7 +20,7 @@ GOOD = {"cells": [{"cell_id": "A", "zone": "z1",
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "auction.engine", *args], cwd=REPO,
+    return subprocess.run([sys.executable, "-m", "auction.engine", *args], cwd=REPO, check=False,
                           capture_output=True, text=True)
 
 

@@ -12,7 +12,15 @@ import random
 import zlib
 
 from engine_gen import random_case
-from engine_oracle import _defaults, batch_order, drivers_ok, filter_error, problems_of, rootfs_ok, tags_ok
+from engine_oracle import (
+    _defaults,
+    batch_order,
+    drivers_ok,
+    filter_error,
+    problems_of,
+    rootfs_ok,
+    tags_ok,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
