@@ -22,6 +22,7 @@ explanation path); both give identical results, which the tests check.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from heapq import heapify, heappop, heappush, heapreplace
 
 from .state import AuctionState, FilterClass
@@ -94,9 +95,10 @@ class DiegoChooser:
         return self._resource_and_starting(pos, mem, disk) + float(
             self.locality * s.n_tasks[pos])
 
-    def _heap(self, positions: list[int], key, mem: int, disk: int) -> list[Entry]:  # type: ignore[no-untyped-def]
+    def _heap(self, positions: list[int], key: Callable[[int, int, int], float | None],
+              mem: int, disk: int) -> list[Entry]:
         version = self.state.version
-        heap = []
+        heap: list[Entry] = []
         for pos in positions:
             score = key(pos, mem, disk)
             if score is not None:
