@@ -17,19 +17,24 @@ TAGS = [[], [], [], ["a"], ["b"], ["a", "b"], ["b", "a", "c"]]
 
 
 def random_case(rng: random.Random, *, cells: int | None = None, items: int | None = None,
-                config: bool = True, filters: bool = True) -> dict[str, Any]:
+                config: bool = True, filters: bool = True, apps: int | None = None,
+                uniform: bool = False) -> dict[str, Any]:
+    """``apps`` fixes the number of process guids; ``uniform`` gives every cell and item one
+    shape, so that exact ties (also among cells holding the process) are everywhere."""
     n_cells = rng.randint(0, 10) if cells is None else cells
     n_items = rng.randint(0, 30) if items is None else items
     zones = [f"z{i}" for i in range(rng.randint(1, 4))]
-    guids = [f"app{i}" for i in range(rng.randint(1, 6))]
+    guids = [f"app{i}" for i in range(apps or rng.randint(1, 6))]
     shapes = [(rng.choice([100, 200, 1000, 1024]), rng.choice([100, 500, 1000]),
                rng.choice([1, 2, 3, 5, 10])) for _ in range(3)]
+    if uniform:
+        shapes = shapes[:1]
     cell_docs = []
     for i in range(n_cells):
         mem, disk, cont = rng.choice(shapes)
         doc: dict[str, Any] = {"cell_id": f"c{i}", "zone": rng.choice(zones),
                                "total": {"memory_mb": mem, "disk_mb": disk, "containers": cont}}
-        if rng.random() < 0.5:
+        if not uniform and rng.random() < 0.5:
             doc["available"] = {"memory_mb": rng.randint(0, mem), "disk_mb": rng.randint(0, disk),
                                 "containers": rng.randint(0, cont)}
         if rng.random() < 0.5:
@@ -55,9 +60,11 @@ def random_case(rng: random.Random, *, cells: int | None = None, items: int | No
                 doc["optional_placement_tags"] = rng.choice(TAGS)
         cell_docs.append(doc)
     sizes = [(rng.choice([0, 10, 50, 100, 256]), rng.choice([0, 10, 100, 300])) for _ in range(3)]
+    if uniform:
+        sizes = sizes[:1]
     lrps, tasks = [], []
     for j in range(n_items):
-        mem, disk = rng.choice(sizes) if rng.random() < 0.8 else (rng.randint(0, 600),
+        mem, disk = rng.choice(sizes) if uniform or rng.random() < 0.8 else (rng.randint(0, 600),
                                                                     rng.randint(0, 600))
         item: dict[str, Any] = {"memory_mb": mem, "disk_mb": disk}
         if filters and rng.random() < 0.25:

@@ -48,6 +48,16 @@ def test_larger_random_cases_match_oracle_auction_md_4_6(block: int):
         assert _engine(doc) == oracle_run(doc), f"seed {seed}"
 
 
+def test_uniform_clusters_with_ties_match_oracle_auction_md_4_6():
+    """auction.md 4.6: identical cells and items, one or two processes: exact ties among
+    cells with and without the process all go to the first cell in input order."""
+    for seed in range(30_000, 30_400):
+        rng = random.Random(seed)
+        doc = random_case(rng, cells=rng.randint(2, 12), items=rng.randint(5, 60),
+                          filters=False, apps=rng.randint(1, 2), uniform=True)
+        assert _engine(doc) == oracle_run(doc), f"seed {seed}"
+
+
 def test_scale_shape_matches_oracle_auction_md_4_2():
     """auction.md 4.2: the benchmark's shape (pooled equal zones, many apps) in miniature."""
     doc = scale_case(cells=25, zones=5, apps=60, instances=12)

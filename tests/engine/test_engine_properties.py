@@ -58,9 +58,14 @@ def test_every_item_placed_or_failed_exactly_once_auction_md_10(doc, strategy, s
 @PROPS
 @given(cases, st.sampled_from(STRATEGY_NAMES), st.integers(0, 1000))
 def test_no_cell_exceeds_its_capacity_auction_md_7(doc, strategy, seed):
-    """auction.md 7: what a cell accepts at commit fits its available resources."""
+    """auction.md 4.6 and 7: tentative reservations never overdraw a cell, and what a cell
+    accepts at commit (memory + proxy for LRPs) fits its available resources."""
     result, case = _run(doc, strategy, seed, commit=True)
     for cell in case.cells:
+        won = result.won.get(cell.cell_id, [])
+        assert sum(w.memory_mb for w in won) <= cell.available.memory_mb
+        assert sum(w.disk_mb for w in won) <= cell.available.disk_mb
+        assert len(won) <= cell.available.containers
         accepted = [w for w in result.won.get(cell.cell_id, [])
                     if result.placements.get(w.identifier) == cell.cell_id]
         mem = sum(w.memory_mb + (cell.proxy_memory_mb if hasattr(w, "index") else 0)
