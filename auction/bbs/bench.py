@@ -91,28 +91,12 @@ def build_snapshot(desired_count: int = 10_000, instances: int = 25, seed: int =
                     since=NOW - 3000,
                 )
             actual.append(row)
-            if roll > 0.995:  # a suspect from an earlier loss, its cell back or not
-                actual.append(
-                    ActualLRP(
-                        guid,
-                        i,
-                        RUNNING,
-                        presence=SUSPECT,
-                        cell_id=rng.choice([lost_cell, cell]),
-                        domain=domain,
-                    )
-                )
-            elif roll > 0.99:
-                actual.append(
-                    ActualLRP(
-                        guid,
-                        i,
-                        RUNNING,
-                        presence=EVACUATING,
-                        cell_id=rng.choice([lost_cell, cell]),
-                        domain=domain,
-                    )
-                )
+            if roll > 0.99:
+                # A suspect from an earlier loss or an evacuating copy, its cell
+                # back or not.
+                presence = SUSPECT if roll > 0.995 else EVACUATING
+                copy_cell = rng.choice([lost_cell, cell])
+                actual.append(ActualLRP(guid, i, RUNNING, presence, copy_cell, domain=domain))
     for o in range(200):  # orphans of a fresh domain
         actual.append(ActualLRP(f"orphan-{o}", 0, RUNNING, cell_id=cells[0], domain="cf-apps"))
     tasks = [

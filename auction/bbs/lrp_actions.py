@@ -60,15 +60,15 @@ class LRPConvergence:
 class _Rows:
     """The selection's rows plus this pass's writes; records every write as an op."""
 
-    __slots__ = ("base", "out")
+    __slots__ = ("out", "sel")
 
-    def __init__(self, base: dict[RowKey, ActualLRP], out: LRPConvergence) -> None:
-        self.base = base
+    def __init__(self, sel: LRPSelection, out: LRPConvergence) -> None:
+        self.sel = sel
         self.out = out
 
     def get(self, key: RowKey) -> ActualLRP | None:
         written = self.out.written
-        return written[key] if key in written else self.base.get(key)
+        return written[key] if key in written else self.sel.row_at(key)
 
     def delete(self, row: ActualLRP, *, group: bool) -> None:
         self.out.written[row.key] = None
@@ -96,7 +96,7 @@ def apply_actions(
 ) -> LRPConvergence:
     """Apply A1-A6 of bbs.md 4.3 to the selection's lists."""
     out = LRPConvergence(pruned_domains=list(sel.pruned_domains))
-    rows = _Rows(sel.rows, out)
+    rows = _Rows(sel, out)
     for evacuating in sel.remove_evacuating:  # 0b: pruned before the selection proper
         rows.delete(evacuating, group=True)
         out.remove_evacuating.append(evacuating.lrp_key)
@@ -104,7 +104,7 @@ def apply_actions(
     def current(lrp_key: LRPKey, presence: str) -> ActualLRP | None:
         """The row to act on, or None when it changed since the selection."""
         key = (lrp_key[0], lrp_key[1], presence)
-        found = sel.rows.get(key)
+        found = sel.row_at(key)
         row = rows.get(key)
         if row is None or found is None:
             return None
@@ -181,8 +181,9 @@ def apply_actions(
         out.start.append(lrp_key)
 
     # A6 missing: only if the key is still empty (a promotion may have filled it).
+    # The selection found no ORDINARY row there, so only this pass's writes count.
     for lrp_key in sel.missing:
-        if rows.get((lrp_key[0], lrp_key[1], ORDINARY)) is None:
+        if out.written.get((lrp_key[0], lrp_key[1], ORDINARY)) is None:
             _create(rows, out, sel, lrp_key, now, epoch, group=True)
     return out
 

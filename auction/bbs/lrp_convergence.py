@@ -15,6 +15,7 @@ from auction.bbs.restart import should_restart
 from auction.bbs.types import (
     CLAIMED,
     CRASHED,
+    EVACUATING,
     ORDINARY,
     RUNNING,
     SUSPECT,
@@ -48,9 +49,15 @@ class LRPSelection:
     crashed_ready: list[LRPKey] = field(default_factory=list)  # 10 -> unstarted
     extras_stale: int = 0  # extras found but kept because their domain is stale
     desired_instances: int = 0  # LRPsDesired
-    # Every row left after 0b, by key: what each action re-reads against.
-    rows: dict[RowKey, ActualLRP] = field(default_factory=dict)
     desired: dict[str, DesiredLRP] = field(default_factory=dict)
+    # The rows as the selection saw them, after 0b, for the actions to re-read
+    # against. No index of the whole table is built (it would cost more than the
+    # selection itself at 250,000 rows): ORDINARY rows are grouped by guid, and the
+    # ones a list names are kept by key in ``found``.
+    ordinary_by_guid: dict[str, list[ActualLRP]] = field(default_factory=dict)
+    found: dict[RowKey, ActualLRP] = field(default_factory=dict)
+    suspects: dict[LRPKey, ActualLRP] = field(default_factory=dict)
+    evacuating: dict[LRPKey, ActualLRP] = field(default_factory=dict)
     # Ordinary rows by state and ordinary CRASHED rows by guid, before the actions:
     # the metrics adjust these by the actions' changes instead of recounting.
     ordinary_by_state: Counter[str] = field(default_factory=Counter)
@@ -60,6 +67,22 @@ class LRPSelection:
     def unstarted(self) -> list[LRPKey]:
         """Steps 1 and 10 together: the rows A5 starts."""
         return self.stale_unclaimed + self.crashed_ready
+
+    def row_at(self, key: RowKey) -> ActualLRP | None:
+        """The row stored under ``key`` before the actions (after 0b), or None."""
+        guid, index, presence = key
+        if presence == SUSPECT:
+            return self.suspects.get((guid, index))
+        if presence == EVACUATING:
+            return self.evacuating.get((guid, index))
+        row = self.found.get(key)
+        if row is not None:
+            return row
+        # Rare: only suspect-related lookups reach here; a guid has ~instances rows.
+        for row in self.ordinary_by_guid.get(guid, ()):
+            if row.index == index:
+                return row
+        return None
 
 
 def select(snapshot: Snapshot) -> LRPSelection:
@@ -77,86 +100,97 @@ def select(snapshot: Snapshot) -> LRPSelection:
     sel.desired_instances = sum(d.instances for d in snapshot.desired)
     stale_before = now - snapshot.config.stale_unclaimed_s
 
-    rows = sel.rows
-    ordinary_indices: defaultdict[str, list[int]] = defaultdict(list)
+    by_guid: defaultdict[str, list[ActualLRP]] = defaultdict(list)
+    found = sel.found
+    suspects = sel.suspects
     running_suspects: list[LRPKey] = []
     orphans: list[LRPKey] = []
     by_state = sel.ordinary_by_state
     crashed_by_guid = sel.crashed_by_guid
 
     # The hot loop of the pass (250,000 rows at the target size): the common row,
-    # ORDINARY with a desired LRP, takes the shortest path.
+    # ORDINARY RUNNING with a desired LRP on a present cell, takes the shortest path.
     for row in snapshot.actual:
         presence = row.presence
         guid = row.process_guid
-        index = row.index
         state = row.state
         if presence == ORDINARY:
-            rows[(guid, index, ORDINARY)] = row
+            by_guid[guid].append(row)
             by_state[state] += 1
             if guid in desired:
-                ordinary_indices[guid].append(index)
                 if state == RUNNING or state == CLAIMED:
                     cell_id = row.cell_id
                     # 2: cell not in C and not empty; with C = {} every such row.
                     if no_cells or (cell_id not in cells and cell_id != ""):
-                        sel.missing_cell_keys.append((guid, index))
+                        sel.missing_cell_keys.append(_listed(found, row))
                         sel.missing_cell_ids.add(cell_id)
                 elif state == UNCLAIMED:
                     if row.since < stale_before:  # 1: strict (bbs.md 10)
-                        sel.stale_unclaimed.append((guid, index))
+                        sel.stale_unclaimed.append(_listed(found, row))
                 elif state == CRASHED:
                     crashed_by_guid[guid] += 1
                     # 10 ignores the index: a crashed extra in a stale domain restarts.
                     if should_restart(row.crash_count, row.since, now):
-                        sel.crashed_ready.append((guid, index))
+                        sel.crashed_ready.append(_listed(found, row))
             else:
                 if state == CRASHED:
                     crashed_by_guid[guid] += 1
                 if row.domain in fresh:
-                    orphans.append((guid, index))  # 4, gated by the row's own domain
+                    orphans.append(_listed(found, row))  # 4, by the row's own domain
         elif presence == SUSPECT:
-            rows[(guid, index, SUSPECT)] = row
+            lrp_key = (guid, row.index)
+            suspects[lrp_key] = row
             cell_id = row.cell_id
             has_desired = guid in desired
             if not has_desired and row.domain in fresh:
-                sel.suspects_to_remove.append((guid, index))  # 5
+                sel.suspects_to_remove.append(lrp_key)  # 5
             if state == RUNNING or state == CLAIMED:
                 if has_desired and (no_cells or (cell_id not in cells and cell_id != "")):
                     sel.missing_cell_ids.add(cell_id)  # 2: suspects name lost cells too
-                sel.suspect_set.add((guid, index))
+                sel.suspect_set.add(lrp_key)
                 if state == RUNNING:
                     sel.suspect_running += 1  # 8
-                    running_suspects.append((guid, index))
+                    running_suspects.append(lrp_key)
                 else:
                     sel.suspect_claimed += 1  # 9
             if not no_cells and cell_id in cells:
-                sel.to_promote.append((guid, index))  # 7
+                sel.to_promote.append(lrp_key)  # 7
         elif no_cells or row.cell_id not in cells:
             # 0b: an EVACUATING copy whose cell is gone serves nobody; not gated. It
             # takes part in no other step, and the steps below never see it.
             sel.remove_evacuating.append(row)
         else:
-            rows[(guid, index, presence)] = row
+            sel.evacuating[(guid, row.index)] = row
+    sel.ordinary_by_guid = by_guid
 
     # 3: only when the count of ORDINARY rows differs from instances, hence the
     # index-misalignment blind spot of bbs.md 10 (rows 0 and 5 for instances 2).
     for d in snapshot.desired:
-        indices = ordinary_indices.get(d.process_guid, ())
-        if len(indices) == d.instances:
+        rows = by_guid.get(d.process_guid, ())
+        if len(rows) == d.instances:
             continue
-        present = set(indices)
+        present = {row.index for row in rows}
         sel.missing.extend((d.process_guid, i) for i in range(d.instances) if i not in present)
-        extras = sorted(i for i in present if i >= d.instances)
+        extras = sorted((row for row in rows if row.index >= d.instances), key=_index)
         if d.domain in fresh:
-            sel.to_retire.extend((d.process_guid, i) for i in extras)
+            sel.to_retire.extend(_listed(found, row) for row in extras)
         else:
             sel.extras_stale += len(extras)
     sel.to_retire.extend(orphans)
     # 6: a suspect whose ORDINARY copy also runs is redundant; not gated.
     already = set(sel.suspects_to_remove)
     for guid, index in running_suspects:
-        ordinary = rows.get((guid, index, ORDINARY))
+        ordinary = sel.row_at((guid, index, ORDINARY))
         if ordinary is not None and ordinary.state == RUNNING and (guid, index) not in already:
             sel.suspects_to_remove.append((guid, index))
     return sel
+
+
+def _listed(found: dict[RowKey, ActualLRP], row: ActualLRP) -> LRPKey:
+    """Remember the ORDINARY row a list names, for the action to re-read against."""
+    found[(row.process_guid, row.index, ORDINARY)] = row
+    return (row.process_guid, row.index)
+
+
+def _index(row: ActualLRP) -> int:
+    return row.index

@@ -1,7 +1,7 @@
 """The gauges one convergence pass records (bbs.md 9, the list of bbs.md 11).
 
 Ordinary-row counts are "after the actions": the selection counted the rows once, and
-here only the rows the actions wrote are subtracted and added back, so a pass over
+here each row op subtracts its before row and adds its after row, so a pass over
 250,000 rows does not walk them twice.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from auction.bbs.changes import RowCreate, RowUpdate
 from auction.bbs.lrp_actions import LRPConvergence
 from auction.bbs.lrp_convergence import LRPSelection
 from auction.bbs.task_convergence import TaskConvergence
@@ -22,6 +23,7 @@ from auction.bbs.types import (
     RUNNING,
     TASK_RUNNING,
     UNCLAIMED,
+    ActualLRP,
 )
 
 Metrics = dict[str, int]
@@ -31,16 +33,20 @@ def lrp_metrics(sel: LRPSelection, out: LRPConvergence, present_cells: int) -> M
     """``LRPsDesired`` to ``Domain.<name>`` of bbs.md 9."""
     by_state = Counter(sel.ordinary_by_state)
     crashed = Counter(sel.crashed_by_guid)
-    for key, after in out.written.items():
-        before = sel.rows.get(key)
-        if before is not None and before.presence == ORDINARY:
-            by_state[before.state] -= 1
-            if before.state == CRASHED:
-                crashed[before.process_guid] -= 1
-        if after is not None and after.presence == ORDINARY:
-            by_state[after.state] += 1
-            if after.state == CRASHED:
-                crashed[after.process_guid] += 1
+
+    def count(row: ActualLRP, step: int) -> None:
+        if row.presence == ORDINARY:
+            by_state[row.state] += step
+            if row.state == CRASHED:
+                crashed[row.process_guid] += step
+
+    for op in out.ops:
+        if isinstance(op, RowCreate):
+            count(op.row, 1)
+        else:
+            count(op.before, -1)
+            if isinstance(op, RowUpdate):
+                count(op.after, 1)
     metrics: Metrics = {
         "LRPsDesired": sel.desired_instances,
         # A retired RUNNING row whose stop was only sent still counts (bbs.md 9).
