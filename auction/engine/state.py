@@ -49,6 +49,7 @@ class AuctionState:
 
     __slots__ = (
         "_classes",
+        "_errors",
         "a_cont",
         "a_disk",
         "a_mem",
@@ -64,6 +65,7 @@ class AuctionState:
         "t_disk",
         "t_mem",
         "version",
+        "wins",
         "won",
         "zone_counts",
         "zone_of",
@@ -102,6 +104,8 @@ class AuctionState:
                 per_zone[cell.zone] = per_zone.get(cell.zone, 0) + 1
             self.lrp_counts.append(own)
         self._classes: dict[FilterKey, FilterClass] = {}
+        self.wins = 0  # tentative wins so far: cached failure texts are valid until it moves
+        self._errors: dict[tuple[int, bool, int, int], tuple[int, str]] = {}
 
     def filter_class(self, key: FilterKey) -> FilterClass:
         """The (cached) compatible cells for a rootfs / drivers / tags request."""
@@ -141,13 +145,23 @@ class AuctionState:
                             self.memory_needed(item, pos), item.disk_mb)
 
     def insufficient_error(self, item: WorkItem, fc: FilterClass) -> str:
-        """auction.md 6.4: the problems shared by every compatible cell that does not fit."""
+        """auction.md 6.4: the problems shared by every compatible cell that does not fit.
+
+        Cached per request shape until the next win: a full cluster then fails every
+        further item in O(1) instead of re-checking every compatible cell.
+        """
+        key = (fc.id, type(item) is LRPWork, item.memory_mb, item.disk_mb)
+        cached = self._errors.get(key)
+        if cached is not None and cached[0] == self.wins:
+            return cached[1]
         common = set(ALL_PROBLEMS)
         for pos in fc.cells:
             problems = self.problems(item, pos)
             if problems:  # a fitting cell is never intersected (4.2 step 3)
                 common &= problems
-        return insufficient_resources_error(common)
+        error = insufficient_resources_error(common)
+        self._errors[key] = (self.wins, error)
+        return error
 
     def reserve(self, pos: int, item: WorkItem) -> None:
         """auction.md 4.6: the tentative win changes the copy before the next item.
@@ -160,6 +174,7 @@ class AuctionState:
         self.starting[pos] += 1
         self.version[pos] += 1
         self.in_flight += 1
+        self.wins += 1
         if type(item) is LRPWork:
             guid = item.process_guid
             own = self.lrp_counts[pos]
