@@ -1,14 +1,12 @@
 """The ``diego`` strategy's scores, zone walk, ties and reservation (auction.md 4)."""
 
-from auction.engine import AuctionConfig, CellState, LRPWork, Resources, TaskWork, schedule
+from engine_builders import cell
 
-R = Resources(1000, 1000, 10)
+from auction.engine import AuctionConfig, LRPWork, Resources, TaskWork, schedule
+
 #: auction.md 4.5's operation order for a 10 MB / 10 MB item on an empty 1000/1000/10 cell.
 EMPTY_10 = (((1.0 - 990 / 1000) + (1.0 - 990 / 1000)) + (1.0 - 9 / 10)) / 3.0
 
-
-def cell(cid, zone="z1", index=0, **kw):
-    return CellState(cid, zone, index, kw.pop("total", R), kw.pop("available", R), **kw)
 
 
 def test_numerics_bit_exact_auction_md_4_5():

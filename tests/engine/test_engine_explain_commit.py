@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
+from engine_builders import cell
+
 from auction.engine import (
     AuctionConfig,
-    CellState,
     LRPWork,
     Resources,
     TaskWork,
@@ -15,13 +16,6 @@ from auction.engine import (
     run_auction,
     schedule,
 )
-
-R = Resources(1000, 1000, 10)
-
-
-def cell(cid, zone="z1", **kw):
-    return CellState(cid, zone, 0, R, kw.pop("available", R), **kw)
-
 
 CELLS = [cell("a", zone="z1", lrps=("w",)), cell("b", zone="z2", preloaded_rootfses=()),
          cell("c", zone="z2", available=Resources(5, 1000, 10)), cell("d", zone="z3")]

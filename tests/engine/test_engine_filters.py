@@ -1,8 +1,9 @@
 """Filters, fit and the exact placement errors (auction.md 3 and 6)."""
 
 import pytest
+from engine_builders import cell
 
-from auction.engine import CellState, LRPWork, Resources, TaskWork, schedule
+from auction.engine import LRPWork, Resources, TaskWork, schedule
 from auction.engine.filters import (
     filter_error,
     insufficient_resources_error,
@@ -10,12 +11,6 @@ from auction.engine.filters import (
     match_rootfs,
     placement_tag_error,
 )
-
-R = Resources(1000, 1000, 10)
-
-
-def cell(cid="c", zone="z", **kw):
-    return CellState(cid, zone, 0, R, kw.pop("available", R), **kw)
 
 
 @pytest.mark.parametrize("rootfs,expected", [

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 
 import pytest
+from engine_builders import cell
 
 from auction.engine import (
     AuctionConfig,
-    CellState,
     LRPWork,
     Resources,
     TaskWork,
@@ -22,12 +22,6 @@ from auction.engine import (
     spread,
     zone_skew,
 )
-
-R = Resources(1000, 1000, 10)
-
-
-def cell(cid, zone="z1", **kw):
-    return CellState(cid, zone, 0, R, kw.pop("available", R), **kw)
 
 
 def test_distribution_score_auction_md_9():

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 
 import pytest
+from engine_builders import cell
 
 from auction.engine import (
     AuctionConfig,
-    CellState,
     LRPWork,
     ObjectiveConfig,
     ObjectiveError,
@@ -18,12 +18,6 @@ from auction.engine import (
     validate_objective,
 )
 from auction.engine.strategies.expr import evaluate, parse
-
-R = Resources(1000, 1000, 10)
-
-
-def cell(cid, zone="z1", **kw):
-    return CellState(cid, zone, 0, R, kw.pop("available", R), **kw)
 
 
 def cfg(strategy, **kw):
