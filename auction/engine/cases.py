@@ -211,7 +211,7 @@ def load_case(path: str | Path) -> AuctionCase:
         raise CaseError(f"{path.name}: cannot read: {exc}") from None
     try:
         doc = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:
         raise CaseError(f"{path.name}: not valid JSON: {exc}") from None
     try:
         return parse_case(doc)
