@@ -50,6 +50,8 @@ def test_clock_advances_live_over_the_websocket(stack: LiveStack) -> None:
         browser.close()
     assert len(seen) >= 3, f"the clock advanced fewer than twice: {seen}\n{stack.log()[-3000:]}"
     assert errors == [], errors
+    # A clean start: nobody logs a connection error while Redis comes up.
+    assert "ERROR" not in stack.log() and "Traceback" not in stack.log(), stack.log()[-3000:]
 
 
 def test_grid_shows_the_seeded_cells_with_stable_hooks(stack: LiveStack) -> None:
