@@ -44,7 +44,7 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _in_process_backends() -> Iterator[None]:
+def _in_process_backends(redis_socket: str) -> Iterator[None]:
     """Unit tests talk to no server: in-memory channel layer, memory broker.
 
     Set once, before any task is touched: Celery caches its producer pool and result
@@ -55,6 +55,12 @@ def _in_process_backends() -> Iterator[None]:
     from diego_web.celery import app as celery_app
 
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    # Locks and coalescer state live in the private Redis; the auction trigger is off:
+    # service tests run auctions by calling the service (process tests use Celery).
+    settings.REDIS_STATE_URL = f"unix://{redis_socket}?db=3"
+    from auction.services.work import set_trigger_suppressed
+
+    set_trigger_suppressed(True)
     # Logging in is not what these tests measure.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     celery_app.conf.update(broker_url="memory://", result_backend="cache+memory://",

@@ -20,6 +20,13 @@ class SimClock(models.Model):
     speed = models.FloatField(default=1.0)
     paused = models.BooleanField(default=False)
     convergence_interval_s = models.FloatField("convergence interval (sim s)", default=30.0)
+    # Timer-only convergence (bbs.md 4.1): the first pass 30 s after start, then one
+    # interval after the previous pass.
+    next_convergence_at = models.FloatField(default=30.0, editable=False)
+    # How far the simulation has been advanced (reps, presences, convergence).
+    advanced_to = models.FloatField(default=0.0, editable=False)
+    # Seeds the simulated reps' random draws, so a scenario replays the same way.
+    seed = models.IntegerField(default=0)
 
     class Meta:
         verbose_name = "simulated clock"

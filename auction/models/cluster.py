@@ -71,6 +71,12 @@ class Cell(models.Model):
     # Envoy overhead per LRP container: counted in fit and score, not reserved (auction.md 5).
     proxy_memory_mb = models.IntegerField("proxy memory (MB)", default=0)
     state = models.CharField(max_length=16, choices=State.choices, default=State.HEALTHY)
+    # Simulation of the rep's presence (bbs.md 6.1): a healthy or draining rep refreshes
+    # it; once failed it lapses at this sim instant (10-15 s after the last refresh).
+    presence_lost_at = models.FloatField(null=True, blank=True, editable=False)
+    # Evacuation (bbs.md 6.3): when draining began and when the rep last synced.
+    evacuating_since = models.FloatField(null=True, blank=True, editable=False)
+    evacuation_synced_at = models.FloatField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["zone__name", "index", "cell_id"]
@@ -99,6 +105,9 @@ class Cell(models.Model):
 
     def __str__(self) -> str:
         return self.cell_id
+
+    def has_presence(self, now: float) -> bool:
+        return self.presence_lost_at is None or now < self.presence_lost_at
 
     def clean(self) -> None:
         raise_field_errors(

@@ -41,6 +41,12 @@ class DesiredLRP(models.Model):
     start_timeout_ms = models.IntegerField(default=60_000)
     modification_tag_epoch = models.CharField(max_length=32, default=new_epoch, editable=False)
     modification_tag_index = models.IntegerField(default=0, editable=False)
+    # Simulated behaviour, beside the definition (bbs.md 1.1): how long a claimed
+    # instance takes to become RUNNING, and how often a start ends in a crash.
+    start_delay_s = models.FloatField("start delay (sim s)", default=3.0)
+    crash_probability = models.FloatField(
+        default=0.0, help_text="Chance (0-1) that a start crashes after 'crash after'.")
+    crash_after_s = models.FloatField("crash after (sim s)", default=10.0)
 
     class Meta:
         ordering = ["process_guid"]
@@ -61,6 +67,16 @@ class DesiredLRP(models.Model):
             models.CheckConstraint(
                 condition=models.Q(max_pids__gte=0), name="desired_max_pids_nonnegative",
                 violation_error_message="Invalid field: max_pids",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(crash_probability__gte=0) & models.Q(crash_probability__lte=1),
+                name="desired_crash_probability_range",
+                violation_error_message="Invalid field: crash_probability",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(start_delay_s__gte=0) & models.Q(crash_after_s__gte=0),
+                name="desired_sim_times_nonnegative",
+                violation_error_message="Invalid field: start_delay_s",
             ),
         ]
 
@@ -141,6 +157,10 @@ class ActualLRP(models.Model):
     crash_reason = models.TextField(blank=True, default="")
     modification_tag_epoch = models.CharField(max_length=32, default=new_epoch)
     modification_tag_index = models.IntegerField(default=0)
+    # The simulated rep: when a CLAIMED instance becomes RUNNING, and when a RUNNING
+    # one crashes (injected). Not part of Diego's record.
+    ready_at = models.FloatField(null=True, blank=True)
+    crash_at = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["desired_id", "index", "presence"]

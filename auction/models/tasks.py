@@ -48,6 +48,8 @@ class Task(models.Model):
     placement_mode = models.CharField(
         max_length=8, choices=PlacementMode.choices, default=PlacementMode.DIEGO
     )
+    # The simulated rep: when a RUNNING task completes.
+    finishes_at = models.FloatField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["created_at", "task_guid"]

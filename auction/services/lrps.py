@@ -11,6 +11,7 @@ from auction.bbs.validation import bbs_message, desired_lrp_errors, desired_lrp_
 from auction.models import ActualLRP, DesiredLRP
 from auction.selectors.clock import sim_now
 from auction.services.errors import InvalidRequest, ResourceExists, ResourceNotFound
+from auction.services.work import work_request_lrps
 
 DESIRED_FIELDS = (
     "process_guid", "domain", "rootfs", "instances", "memory_mb", "disk_mb", "max_pids",
@@ -76,6 +77,7 @@ def desired_lrp_remove(process_guid: str) -> None:
 
 
 def _create_unclaimed(desired: DesiredLRP, indices: range, now: float) -> None:
+    """New UNCLAIMED rows, then **one** start request listing their indices (bbs.md 1.4)."""
     existing = set(
         ActualLRP.objects.filter(
             desired_id=desired.process_guid, presence=ActualLRP.Presence.ORDINARY,
@@ -90,6 +92,7 @@ def _create_unclaimed(desired: DesiredLRP, indices: range, now: float) -> None:
         for i in indices
         if i not in existing
     )
+    work_request_lrps(((desired.process_guid, i) for i in indices if i not in existing), now, "desire")
 
 
 def _scale_down(process_guid: str, keep: int) -> None:

@@ -11,6 +11,7 @@ from auction.bbs.validation import bbs_message, task_errors
 from auction.models import Task
 from auction.selectors.clock import sim_now
 from auction.services.errors import InvalidRequest, ResourceExists
+from auction.services.work import work_request_tasks
 
 TASK_FIELDS = (
     "task_guid", "domain", "rootfs", "memory_mb", "disk_mb", "max_pids", "placement_tags",
@@ -38,6 +39,9 @@ def task_desire(spec: Mapping[str, Any]) -> Task:
             if Task.objects.filter(task_guid=task.task_guid).exists():
                 raise ResourceExists()
             task.save()
+            # Otto tasks go to the open auction instead (otto.md 9), not to the auctioneer.
+            if task.placement_mode == Task.PlacementMode.DIEGO:
+                work_request_tasks([task.task_guid], now, "desire")
     except IntegrityError:
         raise ResourceExists() from None
     return task

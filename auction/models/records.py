@@ -1,0 +1,98 @@
+"""What happened: auctions, convergence passes, BBS events, audit entries, counters."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class AuctionRun(models.Model):
+    """One auction, recorded for replay (dashboard.md section 2)."""
+
+    started_at = models.FloatField(help_text="Sim seconds at the state fetch.")
+    wall_started = models.DateTimeField(auto_now_add=True)
+    duration_ms = models.FloatField(default=0.0)
+    fetch_ms = models.FloatField(default=0.0)
+    trigger = models.CharField(max_length=64, blank=True, default="")
+    strategy = models.CharField(max_length=16, default="diego")
+    items = models.IntegerField(default=0)
+    placed = models.IntegerField(default=0)
+    failed = models.IntegerField(default=0)
+    cells = models.JSONField(default=list, help_text="The fetched cell states (the replay's input).")
+    order = models.JSONField(default=list)
+    placements = models.JSONField(default=dict)
+    failures = models.JSONField(default=dict)
+    scores = models.JSONField(default=dict)
+    carried_in = models.JSONField(default=dict, help_text="ident → attempts, for carried-over items.")
+    commit = models.JSONField(default=dict, help_text="cell → accepted / rejected / unreachable.")
+    explanations = models.JSONField(null=True, blank=True)
+    quality = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["-id"]
+        verbose_name = "auction"
+
+    def __str__(self) -> str:
+        return f"auction #{self.pk} at {self.started_at:.1f}: {self.placed} placed, {self.failed} failed"
+
+
+class ConvergenceRun(models.Model):
+    """One convergence pass: its action lists and the bbs.md 9 gauges it recorded."""
+
+    at = models.FloatField(help_text="Sim seconds: the pass's now.")
+    duration_ns = models.BigIntegerField(default=0)
+    lrp = models.JSONField(default=dict)
+    tasks = models.JSONField(default=dict)
+    metrics = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"convergence at {self.at:.1f}"
+
+
+class BBSEvent(models.Model):
+    """The bounded event log (bbs.md 8), newest last; the feed and /events/ read it."""
+
+    at = models.FloatField(help_text="Sim seconds.")
+    type = models.CharField(max_length=64, db_index=True)
+    key = models.CharField(max_length=300, blank=True, default="", db_index=True)
+    cell_id = models.CharField(max_length=64, blank=True, default="")
+    data = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["-id"]
+        verbose_name = "BBS event"
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.key}"
+
+
+class AuditEntry(models.Model):
+    """Who changed what, from where (dashboard.md AD4, C2)."""
+
+    wall = models.DateTimeField(auto_now_add=True)
+    sim = models.FloatField(default=0.0)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    source = models.CharField(max_length=16, help_text="admin, api, dashboard, system")
+    action = models.CharField(max_length=64)
+    target = models.CharField(max_length=300, blank=True, default="")
+    diff = models.JSONField(default=dict, help_text="field → [before, after]")
+
+    class Meta:
+        ordering = ["-id"]
+        verbose_name_plural = "audit entries"
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.target}"
+
+
+class Counter(models.Model):
+    """Running totals (ConvergenceLRPRuns, AuctioneerLRPAuctionsStarted, TasksStarted…)."""
+
+    name = models.CharField(max_length=128, unique=True)
+    value = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.name}={self.value}"

@@ -1,0 +1,127 @@
+"""Writing the BBS core's row changes to the database, in bulk and in the core's order.
+
+The core hands back deletes, updates and creates; within one pass a delete never
+follows an update or create of the same key, and an update never needs a key that a
+later create frees, so applying all deletes, then all updates, then all creates keeps
+(process_guid, index, presence) unique (the constraint would abort the transaction
+otherwise). Each write first re-checks that the row is still the one the core read
+(bbs.md 4.3: an action on a row that changed meanwhile does nothing).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from auction.bbs import types as core
+from auction.bbs.changes import RowCreate, RowDelete, RowOp, RowUpdate, TaskDelete, TaskOp, TaskUpdate
+from auction.models import ActualLRP, Task
+from auction.selectors.bbs import model_ports
+
+# Core field → model field, where they differ.
+_ACTUAL_FIELD = {"process_guid": "desired_id"}
+_TASK_FIELD = {"callback_url": "completion_callback_url"}
+_SKIPPED = {"availability_zone"}  # derived from the cell, not stored
+BULK = 2000
+
+
+def _actual_value(name: str, value: Any) -> Any:
+    return model_ports(value) if name == "ports" else value
+
+
+def actual_model_fields(row: core.ActualLRP) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in row.__slots__:  # type: ignore[attr-defined]
+        if name in _SKIPPED:
+            continue
+        out[_ACTUAL_FIELD.get(name, name)] = _actual_value(name, getattr(row, name))
+    return out
+
+
+def _still_same(stored: dict[str, Any] | None, before: core.ActualLRP) -> bool:
+    return stored is not None and (
+        stored["state"] == before.state
+        and stored["presence"] == before.presence
+        and stored["cell_id"] == before.cell_id
+    )
+
+
+def apply_row_ops(ops: Sequence[RowOp], pk_by_key: dict[core.RowKey, int]) -> list[RowOp]:
+    """Apply ``ops``; return the ones applied (skipped ones raced with another writer)."""
+    touched = [pk_by_key[op.key] for op in ops if not isinstance(op, RowCreate) and op.key in pk_by_key]
+    stored: dict[int, dict[str, Any]] = {}
+    for chunk in _chunks(touched):
+        for row in ActualLRP.objects.select_for_update().filter(pk__in=chunk).values(
+            "id", "state", "presence", "cell_id"
+        ):
+            stored[row["id"]] = row
+    applied: list[RowOp] = []
+    deletes: list[int] = []
+    updates: dict[tuple[str, ...], list[ActualLRP]] = defaultdict(list)
+    creates: list[ActualLRP] = []
+    for op in ops:
+        if isinstance(op, RowCreate):
+            creates.append(ActualLRP(**actual_model_fields(op.row)))
+            applied.append(op)
+            continue
+        pk = pk_by_key.get(op.key)
+        if pk is None or not _still_same(stored.get(pk), op.before):
+            continue
+        if isinstance(op, RowDelete):
+            deletes.append(pk)
+        else:
+            changed = {(_ACTUAL_FIELD.get(k, k)): _actual_value(k, v)
+                       for k, v in op.changed.items() if k not in _SKIPPED}
+            if changed:
+                updates[tuple(sorted(changed))].append(ActualLRP(pk=pk, **changed))
+        applied.append(op)
+    for chunk in _chunks(deletes):
+        ActualLRP.objects.filter(pk__in=chunk).delete()
+    for fields, objs in updates.items():
+        ActualLRP.objects.bulk_update(objs, list(fields), batch_size=BULK)
+    # Another writer may have created the same key since the snapshot (a desire racing
+    # a pass): that row wins and ours is dropped, as a re-read action would.
+    ActualLRP.objects.bulk_create(creates, batch_size=BULK, ignore_conflicts=True)
+    return applied
+
+
+def apply_task_ops(ops: Sequence[TaskOp], pk_by_guid: dict[str, int]) -> list[TaskOp]:
+    stored = {
+        row["id"]: row["state"]
+        for chunk in _chunks([pk_by_guid[op.before.task_guid] for op in ops])
+        for row in Task.objects.select_for_update().filter(pk__in=chunk).values("id", "state")
+    }
+    applied: list[TaskOp] = []
+    deletes: list[int] = []
+    updates: dict[tuple[str, ...], list[Task]] = defaultdict(list)
+    for op in ops:
+        pk = pk_by_guid[op.before.task_guid]
+        if stored.get(pk) != op.before.state:
+            continue
+        if isinstance(op, TaskDelete):
+            deletes.append(pk)
+        else:
+            changed = {_TASK_FIELD.get(k, k): v for k, v in op.changed.items()}
+            updates[tuple(sorted(changed))].append(Task(pk=pk, **changed))
+        applied.append(op)
+    for chunk in _chunks(deletes):
+        Task.objects.filter(pk__in=chunk).delete()
+    for fields, objs in updates.items():
+        Task.objects.bulk_update(objs, list(fields), batch_size=BULK)
+    return applied
+
+
+def task_model_fields(task: core.Task) -> dict[str, Any]:
+    return {_TASK_FIELD.get(name, name): getattr(task, name) for name in task.__slots__}  # type: ignore[attr-defined]
+
+
+def _chunks(items: Iterable[int], size: int = BULK) -> Iterable[list[int]]:
+    batch: list[int] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
