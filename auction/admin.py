@@ -89,6 +89,7 @@ class DesiredLRPAdmin(ServiceBackedAdmin):
         ("Definition", {"fields": ("rootfs", "memory_mb", "disk_mb", "max_pids", "placement_tags",
                                    "volume_drivers", "ports", "start_timeout_ms")}),
         ("Updatable", {"fields": ("routes", "annotation")}),
+        ("Simulation", {"fields": ("start_delay_s", "crash_probability", "crash_after_s")}),
     )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[DesiredLRP]:

@@ -4,9 +4,22 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from auction.services.clock import clock_tick as clock_tick_service
+from auction.services.auctioneer import auctioneer_run
+from auction.services.clock import clock_tick
+from auction.services.sim import sim_advance
 
 
-@shared_task(name="auction.tasks.clock_tick", ignore_result=True)
-def clock_tick() -> float:
-    return clock_tick_service().now
+@shared_task(name="auction.tasks.sim_tick", ignore_result=True)
+def sim_tick() -> float:
+    """Beat's heartbeat: publish the clock, advance reps and convergence, kick the auctioneer."""
+    view = clock_tick()
+    report = sim_advance()
+    if report is not None and report.work_waiting:
+        auction_run.delay()
+    return view.now
+
+
+@shared_task(name="auction.tasks.auction_run", ignore_result=True, acks_late=True)
+def auction_run() -> int:
+    """Run auctions while work waits; only one runs at a time in the cluster."""
+    return sum(s.placed for s in auctioneer_run())

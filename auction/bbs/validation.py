@@ -105,6 +105,21 @@ def desired_lrp_errors(
     return errors
 
 
+def simulation_errors(
+    *, start_delay_s: float | None = 0.0, crash_probability: float | None = 0.0,
+    crash_after_s: float | None = 0.0,
+) -> list[FieldError]:
+    """The simulator's knobs beside a DesiredLRP [project rule]: times ≥ 0, a probability."""
+    errors: list[FieldError] = []
+    if _negative(start_delay_s):
+        errors.append(invalid("start_delay_s"))
+    if crash_probability is not None and not 0 <= crash_probability <= 1:
+        errors.append(invalid("crash_probability"))
+    if _negative(crash_after_s):
+        errors.append(invalid("crash_after_s"))
+    return errors
+
+
 def desired_lrp_update_errors(update: Mapping[str, Any]) -> list[FieldError]:
     """``DesiredLRPUpdate.Validate`` plus the project rule on other members (bbs.md 1.3)."""
     errors: list[FieldError] = []

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from auction.bbs.validation import desired_lrp_errors
+from auction.bbs.validation import desired_lrp_errors, simulation_errors
 from auction.models.cluster import raise_field_errors
 from auction.models.fields import StringListField
 
@@ -98,7 +98,9 @@ class DesiredLRP(models.Model):
             max_pids=self.max_pids,
             annotation=self.annotation,
             routes=self.routes,
-        )
+        ) + simulation_errors(start_delay_s=self.start_delay_s,
+                              crash_probability=self.crash_probability,
+                              crash_after_s=self.crash_after_s)
         raise_field_errors(errors)
         if self.pk is not None:
             self._refuse_immutable_changes()

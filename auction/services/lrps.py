@@ -7,7 +7,12 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from auction.bbs.validation import bbs_message, desired_lrp_errors, desired_lrp_update_errors
+from auction.bbs.validation import (
+    bbs_message,
+    desired_lrp_errors,
+    desired_lrp_update_errors,
+    simulation_errors,
+)
 from auction.models import ActualLRP, DesiredLRP
 from auction.selectors.clock import sim_now
 from auction.services.errors import InvalidRequest, ResourceExists, ResourceNotFound
@@ -16,6 +21,8 @@ from auction.services.work import work_request_lrps
 DESIRED_FIELDS = (
     "process_guid", "domain", "rootfs", "instances", "memory_mb", "disk_mb", "max_pids",
     "placement_tags", "volume_drivers", "routes", "annotation", "ports", "start_timeout_ms",
+    # the simulator's knobs, beside the definition
+    "start_delay_s", "crash_probability", "crash_after_s",
 )
 
 
@@ -29,7 +36,9 @@ def desired_lrp_desire(spec: Mapping[str, Any]) -> DesiredLRP:
         process_guid=desired.process_guid, domain=desired.domain, rootfs=desired.rootfs,
         instances=desired.instances, memory_mb=desired.memory_mb, disk_mb=desired.disk_mb,
         max_pids=desired.max_pids, annotation=desired.annotation, routes=desired.routes,
-    )
+    ) + simulation_errors(start_delay_s=desired.start_delay_s,
+                          crash_probability=desired.crash_probability,
+                          crash_after_s=desired.crash_after_s)
     if errors:
         raise InvalidRequest(bbs_message(errors))
     now = sim_now()
