@@ -18,7 +18,12 @@ from auction.models.lrps import IMMUTABLE_DESIRED_FIELDS
 from auction.selectors.clock import sim_now
 from auction.services.clock import clock_configure
 from auction.services.errors import BBSError
-from auction.services.lrps import desired_lrp_desire, desired_lrp_update
+from auction.services.lrps import (
+    SIMULATION_FIELDS,
+    desired_lrp_desire,
+    desired_lrp_simulation_update,
+    desired_lrp_update,
+)
 from auction.services.tasks import task_desire
 
 
@@ -109,6 +114,10 @@ class DesiredLRPAdmin(ServiceBackedAdmin):
             update = {name: form.cleaned_data[name] for name in ("instances", "routes", "annotation")
                       if name in form.changed_data}
             saved = desired_lrp_update(obj.process_guid, update)
+            knobs = {name: form.cleaned_data[name] for name in SIMULATION_FIELDS
+                     if name in form.changed_data}
+            if knobs:
+                desired_lrp_simulation_update(obj.process_guid, knobs)
         else:
             spec = {name: form.cleaned_data[name] for name in form.fields if name in form.cleaned_data}
             saved = desired_lrp_desire(spec)

@@ -114,3 +114,23 @@ def _scale_down(process_guid: str, keep: int) -> None:
         desired_id=process_guid, index__gte=keep,
         state__in=[ActualLRP.State.UNCLAIMED, ActualLRP.State.CRASHED],
     ).exclude(presence=ActualLRP.Presence.EVACUATING).delete()
+
+
+SIMULATION_FIELDS = ("start_delay_s", "crash_probability", "crash_after_s")
+
+
+def desired_lrp_simulation_update(process_guid: str, knobs: Mapping[str, Any]) -> DesiredLRP:
+    """Change the simulator's knobs of an app (not part of Diego's record: no tag bump)."""
+    unknown = sorted(set(knobs) - set(SIMULATION_FIELDS))
+    errors = [f"Invalid field: {name}" for name in unknown]
+    errors += [e.message for e in simulation_errors(**{k: v for k, v in knobs.items() if k in SIMULATION_FIELDS})]
+    if errors:
+        raise InvalidRequest(", ".join(errors))
+    with transaction.atomic():
+        desired = DesiredLRP.objects.select_for_update().filter(process_guid=process_guid).first()
+        if desired is None:
+            raise ResourceNotFound()
+        for name, value in knobs.items():
+            setattr(desired, name, value)
+        desired.save(update_fields=list(knobs))
+    return desired

@@ -42,6 +42,7 @@ def lrp_form(**changes: object) -> dict[str, object]:
         "memory_mb": 256, "disk_mb": 1024, "max_pids": 0, "placement_tags": "", "volume_drivers": "",
         "ports": "[8080]", "start_timeout_ms": 60000, "routes": "{}", "annotation": "",
         "actual_lrps-TOTAL_FORMS": 0, "actual_lrps-INITIAL_FORMS": 0,
+        "start_delay_s": 3, "crash_probability": 0, "crash_after_s": 10,
     }
     data.update(changes)
     return data
@@ -121,6 +122,7 @@ def test_desired_lrp_create_runs_the_desire_service(admin_client_logged_in: Clie
         ({"memory_mb": -5, "disk_mb": -1}, ["Invalid field: memory_mb", "Invalid field: disk_mb"]),
         ({"routes": "[1, 2]"}, ["Invalid field: routes"]),
         ({"ports": "not json"}, ["Enter a valid JSON."]),
+        ({"crash_probability": 2}, ["Invalid field: crash_probability"]),
     ],
 )
 def test_desired_lrp_bad_input_is_a_form_error(
@@ -140,6 +142,7 @@ def test_desired_lrp_edit_scales_and_bumps_the_tag(admin_client_logged_in: Clien
     lrp = DesiredLRP.objects.get(process_guid="web")
     form = {"instances": 4, "routes": '{"cf-router": [{"port": 8080}]}', "annotation": "v2",
             "actual_lrps-TOTAL_FORMS": 0, "actual_lrps-INITIAL_FORMS": 0,
+            "start_delay_s": 3, "crash_probability": 0.5, "crash_after_s": 10,
             # Read-only members sent anyway are ignored, not applied.
             "memory_mb": 9999}
     response = admin_client_logged_in.post(f"/admin/auction/desiredlrp/{lrp.pk}/change/", form)
@@ -148,6 +151,7 @@ def test_desired_lrp_edit_scales_and_bumps_the_tag(admin_client_logged_in: Clien
     assert (lrp.instances, lrp.annotation, lrp.memory_mb) == (4, "v2", 256)
     assert lrp.routes == {"cf-router": [{"port": 8080}]}
     assert lrp.modification_tag_index == 1
+    assert lrp.crash_probability == 0.5  # the simulator's knob, saved too
     assert ActualLRP.objects.filter(desired_id="web").count() == 4
     bad = admin_client_logged_in.post(f"/admin/auction/desiredlrp/{lrp.pk}/change/",
                                       {**form, "instances": -1})
