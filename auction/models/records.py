@@ -10,7 +10,7 @@ class AuctionRun(models.Model):
     """One auction, recorded for replay (dashboard.md section 2)."""
 
     started_at = models.FloatField(help_text="Sim seconds at the state fetch.")
-    wall_started = models.DateTimeField(auto_now_add=True)
+    wall_started = models.FloatField(default=0.0, help_text="Unix seconds when the fetch began.")
     duration_ms = models.FloatField(default=0.0)
     fetch_ms = models.FloatField(default=0.0)
     trigger = models.CharField(max_length=64, blank=True, default="")

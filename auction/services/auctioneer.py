@@ -121,6 +121,7 @@ def _work_items(pending: Sequence[PendingWork]) -> tuple[list[Any], list[Pending
 def auction_once(trigger: str = "queue", config: AuctionConfig | None = None) -> AuctionSummary | None:
     config = config or AuctionConfig()
     wall_start = time.perf_counter()
+    wall_epoch = time.time()
     with transaction.atomic():
         now = sim_now()
         pending = list(PendingWork.objects.select_for_update().order_by("-carried", "batch_position", "id"))
@@ -149,7 +150,7 @@ def auction_once(trigger: str = "queue", config: AuctionConfig | None = None) ->
         PendingWork.objects.filter(pk__in=done).delete()
         duration_ms = (time.perf_counter() - wall_start) * 1000
         run = AuctionRun.objects.create(
-            started_at=now, duration_ms=duration_ms, fetch_ms=fetch_ms, trigger=trigger,
+            started_at=now, wall_started=wall_epoch, duration_ms=duration_ms, fetch_ms=fetch_ms, trigger=trigger,
             strategy=config.placement_strategy, items=len(batch), placed=len(placed),
             failed=len(result.failures),
             cells=[_cell_record(s) for s in states],
@@ -211,35 +212,51 @@ def _claim(placed: dict[str, str], by_ident: dict[str, Any], unreachable: set[st
     task_rows = {t.task_guid: t for t in Task.objects.filter(
         task_guid__in=[i for i, w in by_ident.items() if isinstance(w, TaskWork) and i in placed])}
     started_per_cell: Tally[str] = Tally()
+    lrp_wins = {(w.process_guid, w.index): (ident, cell_id) for ident, cell_id in placed.items()
+                if cell_id not in unreachable and isinstance(w := by_ident[ident], LRPWork)}
+    # One locked read and one bulk write for all the claims, not a query per instance.
+    rows = _unclaimed_rows(lrp_wins)
+    for row in rows:
+        ident, cell_id = lrp_wins[(row.desired_id, row.index)]
+        row.state, row.cell_id, row.instance_guid = ActualLRP.State.CLAIMED, cell_id, uuid.uuid4().hex
+        row.placement_error, row.since = "", now
+        row.ready_at = now + delays.get(row.desired_id, 0.0)
+        row.modification_tag_index += 1
+        events.append(BBSEvent(at=now, type="actual_lrp_instance_changed", key=ident,
+                               cell_id=cell_id, data={"after": {"state": "CLAIMED"}}))
+    ActualLRP.objects.bulk_update(
+        rows, ["state", "cell_id", "instance_guid", "placement_error", "since", "ready_at",
+               "modification_tag_index"], batch_size=1000)
     for ident, cell_id in placed.items():
-        if cell_id in unreachable:
-            continue  # the cell may be running it; convergence decides (auction.md 1.8)
         work = by_ident[ident]
-        if isinstance(work, LRPWork):
-            claimed = ActualLRP.objects.filter(
-                desired_id=work.process_guid, index=work.index,
-                presence=ActualLRP.Presence.ORDINARY, state=ActualLRP.State.UNCLAIMED,
-            ).update(
-                state=ActualLRP.State.CLAIMED, cell_id=cell_id, instance_guid=uuid.uuid4().hex,
-                placement_error="", since=now, ready_at=now + delays.get(work.process_guid, 0.0),
-                modification_tag_index=F("modification_tag_index") + 1,
-            )
-            if claimed:
-                events.append(BBSEvent(at=now, type="actual_lrp_instance_changed", key=ident,
-                                       cell_id=cell_id, data={"after": {"state": "CLAIMED"}}))
-        else:
-            task = task_rows[ident]
-            started = task_states.start(task_from_values(_task_values(task)), cell_id, now)
-            if isinstance(started, CoreError):
-                continue
-            Task.objects.filter(pk=task.pk, state=Task.State.PENDING).update(
-                state=Task.State.RUNNING, cell_id=cell_id, updated_at=now,
-                finishes_at=now + task.duration_s)
-            started_per_cell[cell_id] += 1
-            events.append(BBSEvent(at=now, type="task_changed", key=ident, cell_id=cell_id,
-                                   data={"after": {"state": "RUNNING"}}))
+        if cell_id in unreachable or isinstance(work, LRPWork):
+            continue  # an unreachable cell may be running it; convergence decides (auction.md 1.8)
+        task = task_rows[ident]
+        started = task_states.start(task_from_values(_task_values(task)), cell_id, now)
+        if isinstance(started, CoreError):
+            continue
+        Task.objects.filter(pk=task.pk, state=Task.State.PENDING).update(
+            state=Task.State.RUNNING, cell_id=cell_id, updated_at=now,
+            finishes_at=now + task.duration_s)
+        started_per_cell[cell_id] += 1
+        events.append(BBSEvent(at=now, type="task_changed", key=ident, cell_id=cell_id,
+                               data={"after": {"state": "RUNNING"}}))
     counters_add({f"TasksStarted.{cell}": n for cell, n in started_per_cell.items()})
     return events
+
+
+def _unclaimed_rows(keys: dict[tuple[str, int], Any]) -> list[ActualLRP]:
+    """The ORDINARY UNCLAIMED rows of ``keys``, locked; a row claimed meanwhile is absent."""
+    guids = sorted({guid for guid, _ in keys})
+    rows: list[ActualLRP] = []
+    for start in range(0, len(guids), 500):
+        rows += [
+            row for row in ActualLRP.objects.select_for_update().filter(
+                desired_id__in=guids[start:start + 500], presence=ActualLRP.Presence.ORDINARY,
+                state=ActualLRP.State.UNCLAIMED)
+            if (row.desired_id, row.index) in keys
+        ]
+    return rows
 
 
 def _task_values(task: Task) -> tuple[Any, ...]:

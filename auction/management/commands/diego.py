@@ -1,0 +1,146 @@
+"""Drive the simulated cluster from a shell, as an operator drives Diego with cfdot.
+
+    manage.py diego status [--json]
+    manage.py diego desire GUID --instances N [--memory MB] [--disk MB] [--domain D]
+    manage.py diego scale GUID N
+    manage.py diego crash GUID INDEX
+    manage.py diego fail-cell CELL | restore-cell CELL | drain-cell CELL
+    manage.py diego fail-zone ZONE | restore-zone ZONE
+    manage.py diego domain NAME TTL
+    manage.py diego clock [--speed X] [--pause] [--resume] [--step S]
+    manage.py diego advance        # advance reps and convergence to the clock's now, run auctions
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import redis
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from auction.models import ActualLRP, AuctionRun, Cell, ConvergenceRun, PendingWork, Task
+from auction.selectors.clock import clock_view
+from auction.services import cells, clock, domains, lrps
+from auction.services.auctioneer import auctioneer_run
+from auction.services.errors import BBSError
+from auction.services.sim import sim_advance
+from auction.sim.clock import ClockError
+
+
+class Command(BaseCommand):
+    help = "Operate the simulated Diego cluster (see the module docstring for the verbs)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        verbs = parser.add_subparsers(dest="verb", required=True)
+        status = verbs.add_parser("status")
+        status.add_argument("--json", action="store_true")
+        desire = verbs.add_parser("desire")
+        desire.add_argument("guid")
+        desire.add_argument("--instances", type=int, default=1)
+        desire.add_argument("--memory", type=int, default=256)
+        desire.add_argument("--disk", type=int, default=1024)
+        desire.add_argument("--domain", default="cf-apps")
+        desire.add_argument("--start-delay", type=float, default=3.0)
+        scale = verbs.add_parser("scale")
+        scale.add_argument("guid")
+        scale.add_argument("instances", type=int)
+        crash = verbs.add_parser("crash")
+        crash.add_argument("guid")
+        crash.add_argument("index", type=int)
+        for name in ("fail-cell", "restore-cell", "drain-cell"):
+            verbs.add_parser(name).add_argument("cell")
+        for name in ("fail-zone", "restore-zone"):
+            verbs.add_parser(name).add_argument("zone")
+        domain = verbs.add_parser("domain")
+        domain.add_argument("name")
+        domain.add_argument("ttl", type=float)
+        clk = verbs.add_parser("clock")
+        clk.add_argument("--speed", type=float)
+        clk.add_argument("--pause", action="store_true")
+        clk.add_argument("--resume", action="store_true")
+        clk.add_argument("--step", type=float)
+        verbs.add_parser("advance")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        verb = options["verb"]
+        try:
+            self._dispatch(verb, options)
+        except (BBSError, ClockError) as exc:
+            raise CommandError(getattr(exc, "message", str(exc))) from None
+        except redis.ConnectionError as exc:
+            raise CommandError(
+                f"Redis is not answering ({exc}); start the app with `make run` "
+                "or point REDIS_URL at a running server"
+            ) from None
+
+    def _dispatch(self, verb: str, o: dict[str, Any]) -> None:
+        source = "cli"
+        if verb == "status":
+            self._status(as_json=o["json"])
+        elif verb == "desire":
+            lrps.desired_lrp_desire({
+                "process_guid": o["guid"], "domain": o["domain"], "instances": o["instances"],
+                "memory_mb": o["memory"], "disk_mb": o["disk"], "start_delay_s": o["start_delay"]})
+        elif verb == "scale":
+            lrps.desired_lrp_update(o["guid"], {"instances": o["instances"]})
+        elif verb == "crash":
+            cells.actual_lrp_crash(o["guid"], o["index"], source=source)
+        elif verb == "fail-cell":
+            cells.cell_fail(o["cell"], source=source)
+        elif verb == "restore-cell":
+            cells.cell_restore(o["cell"], source=source)
+        elif verb == "drain-cell":
+            cells.cell_drain(o["cell"], source=source)
+        elif verb == "fail-zone":
+            cells.zone_fail(o["zone"], source=source)
+        elif verb == "restore-zone":
+            cells.zone_restore(o["zone"], source=source)
+        elif verb == "domain":
+            domains.domain_upsert(o["name"], o["ttl"])
+        elif verb == "clock":
+            if o["speed"] is not None:
+                clock.clock_set_speed(o["speed"])
+            if o["pause"]:
+                clock.clock_pause()
+            if o["step"] is not None:
+                clock.clock_step(o["step"])
+            if o["resume"]:
+                clock.clock_resume()
+            view = clock_view()
+            self.stdout.write(f"sim {view.display} ({'paused' if view.paused else f'{view.speed:g}x'})")
+        elif verb == "advance":
+            report = sim_advance()
+            placed = sum(s.placed for s in auctioneer_run("cli"))
+            self.stdout.write(f"advanced to {report.now if report else '?'}; placed {placed}")
+
+    def _status(self, *, as_json: bool) -> None:
+        view = clock_view()
+        data = {
+            "now": view.now,
+            "cells": [
+                {"cell_id": c.cell_id, "zone": c.zone.name, "state": c.state,
+                 "presence": c.has_presence(view.now)}
+                for c in Cell.objects.select_related("zone")
+            ],
+            "actual_lrps": [
+                {"process_guid": a.desired_id, "index": a.index, "presence": a.presence,
+                 "state": a.state, "cell_id": a.cell_id, "crash_count": a.crash_count,
+                 "since": a.since, "placement_error": a.placement_error}
+                for a in ActualLRP.objects.order_by("desired_id", "index", "presence")
+            ],
+            "tasks": [{"task_guid": t.task_guid, "state": t.state, "cell_id": t.cell_id,
+                       "failed": t.failed, "failure_reason": t.failure_reason}
+                      for t in Task.objects.all()],
+            "pending_work": PendingWork.objects.count(),
+            "auctions": AuctionRun.objects.count(),
+            "convergence_passes": ConvergenceRun.objects.count(),
+        }
+        if as_json:
+            self.stdout.write(json.dumps(data))
+            return
+        self.stdout.write(f"sim {view.display}; {data['auctions']} auctions, "
+                          f"{data['convergence_passes']} passes, {data['pending_work']} waiting")
+        for a in data["actual_lrps"]:
+            self.stdout.write(f"  {a['process_guid']}.{a['index']:<3} {a['presence']:<10} "
+                              f"{a['state']:<9} {a['cell_id']:<10} crashes={a['crash_count']}")
