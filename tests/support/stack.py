@@ -77,6 +77,7 @@ class LiveStack:
             self._pg_admin(f'DROP DATABASE IF EXISTS "{self.pg_database}"')
             self._pg_admin(f'CREATE DATABASE "{self.pg_database}"')
         self.proc: subprocess.Popen[bytes] | None = None
+        self.spawned: list[subprocess.Popen[bytes]] = []
         self.bootstrap_output = ""
 
     @staticmethod
@@ -119,6 +120,60 @@ class LiveStack:
                 time.sleep(0.2)
         raise RuntimeError(f"no answer at {self.url} within {timeout} s:\n{self.log()}")
 
+    # --- individual processes (for tests that kill or multiply them) ---------------
+
+    def spawn(self, name: str, *argv: str) -> subprocess.Popen[bytes]:
+        log = open(self.var / f"{name}.log", "ab")
+        proc = subprocess.Popen(
+            [sys.executable, *argv], cwd=ROOT, env=self.env, stdout=log,
+            stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        self.spawned.append(proc)
+        return proc
+
+    def start_redis(self) -> None:
+        self.spawn("redis", "manage.py", "runredis")
+        self.run_module("diego_web.wait_for_redis")
+
+    def run_module(self, module: str) -> None:
+        subprocess.run([sys.executable, "-m", module], cwd=ROOT, env=self.env, check=True, timeout=60)
+
+    def start_worker(self, name: str = "worker") -> subprocess.Popen[bytes]:
+        return self.spawn(name, "-m", "celery", "-A", "diego_web", "worker", "-l", "warning",
+                          "--pool=threads", "--concurrency=4", "--without-gossip",
+                          "--without-mingle", f"--hostname={name}@%h")
+
+    def start_beat(self, name: str = "beat") -> subprocess.Popen[bytes]:
+        return self.spawn(name, "-m", "celery", "-A", "diego_web", "beat", "-l", "warning",
+                          "--scheduler", "django_celery_beat.schedulers:DatabaseScheduler",
+                          "--pidfile=", f"--schedule={self.var / name}")
+
+    def cli(self, *args: str) -> str:
+        return self.manage("diego", *args)
+
+    def status(self) -> dict:
+        import json
+
+        return json.loads(self.cli("status", "--json", "--details"))
+
+    def wait_for(self, predicate, timeout: float = 60, interval: float = 0.5, what: str = ""):  # type: ignore[no-untyped-def]
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            last = self.status()
+            if predicate(last):
+                return last
+            time.sleep(interval)
+        raise AssertionError(f"timed out waiting for {what or predicate}: last status {last}")
+
+    @staticmethod
+    def kill(proc: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        proc.wait(30)
+
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
@@ -146,6 +201,9 @@ class LiveStack:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(10)
+        for proc in self.spawned:
+            if proc.poll() is None:
+                self.kill(proc, signal.SIGTERM)
         for pid in self.child_pids().values():
             if pid_alive(pid):
                 try:

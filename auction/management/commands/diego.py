@@ -35,6 +35,8 @@ class Command(BaseCommand):
         verbs = parser.add_subparsers(dest="verb", required=True)
         status = verbs.add_parser("status")
         status.add_argument("--json", action="store_true")
+        status.add_argument("--details", action="store_true",
+                            help="with --json: recent auctions and convergence passes too")
         desire = verbs.add_parser("desire")
         desire.add_argument("guid")
         desire.add_argument("--instances", type=int, default=1)
@@ -77,7 +79,7 @@ class Command(BaseCommand):
     def _dispatch(self, verb: str, o: dict[str, Any]) -> None:
         source = "cli"
         if verb == "status":
-            self._status(as_json=o["json"])
+            self._status(as_json=o["json"], details=o["details"])
         elif verb == "desire":
             lrps.desired_lrp_desire({
                 "process_guid": o["guid"], "domain": o["domain"], "instances": o["instances"],
@@ -114,7 +116,7 @@ class Command(BaseCommand):
             placed = sum(s.placed for s in auctioneer_run("cli"))
             self.stdout.write(f"advanced to {report.now if report else '?'}; placed {placed}")
 
-    def _status(self, *, as_json: bool) -> None:
+    def _status(self, *, as_json: bool, details: bool = False) -> None:
         view = clock_view()
         data = {
             "now": view.now,
@@ -136,6 +138,14 @@ class Command(BaseCommand):
             "auctions": AuctionRun.objects.count(),
             "convergence_passes": ConvergenceRun.objects.count(),
         }
+        if details:
+            data["auction_runs"] = [
+                {"id": r.id, "wall_started": r.wall_started, "duration_ms": r.duration_ms,
+                 "placements": r.placements, "failures": r.failures, "order": r.order}
+                for r in AuctionRun.objects.order_by("id")
+            ]
+            data["passes"] = [{"at": p.at, "lrp": p.lrp, "metrics": p.metrics}
+                              for p in ConvergenceRun.objects.order_by("id")]
         if as_json:
             self.stdout.write(json.dumps(data))
             return
