@@ -8,7 +8,7 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from auction.live.fragments import clock_fragment
+from auction.live.fragments import clock_fragment, grid_fragments
 from auction.live.groups import group
 from auction.selectors.clock import clock_view
 
@@ -42,6 +42,13 @@ class LiveConsumer(AsyncWebsocketConsumer):
     @database_sync_to_async
     def _snapshot(self) -> str:
         return clock_fragment(clock_view())
+
+    async def live_cells(self, event: dict[str, Any]) -> None:
+        """Cells changed: send them re-rendered, with their zone headers and the tray."""
+        await self.send(text_data=await database_sync_to_async(grid_fragments)(event["cells"]))
+
+    async def live_events(self, event: dict[str, Any]) -> None:
+        """New BBS events were stored; pages showing the feed read them (dashboard.md M2)."""
 
     async def live_frame(self, event: dict[str, Any]) -> None:
         """A rendered fragment for one of our groups: pass it through."""

@@ -64,12 +64,25 @@ def test_grid_shows_the_seeded_cells_with_stable_hooks(stack: LiveStack) -> None
         expect(cells).to_have_count(4)
         zones = {cells.nth(i).get_attribute("data-zone") for i in range(4)}
         ids = {cells.nth(i).get_attribute("data-cell-id") for i in range(4)}
-        # Unplaced work is always visible (G6): before any auction, all 7 items wait.
-        expect(page.locator("#tray [data-instance]")).to_have_count(5)
-        expect(page.locator("#tray [data-task]")).to_have_count(2)
         browser.close()
     assert zones == {"z1", "z2"}
     assert ids == {"cell-1", "cell-2", "cell-3", "cell-4"}
+
+
+def test_seeded_work_is_placed_and_shown_live(stack: LiveStack) -> None:
+    """auction.md 1 + dashboard.md G3/G4: the seed's 7 items run on cells, pushed live."""
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page()
+        page.goto(stack.url)
+        expect(page.locator("body")).to_have_attribute("data-ws", "open", timeout=15_000)
+        for ident in ("lrp-a.0", "lrp-a.1", "lrp-a.2", "lrp-b.0", "lrp-b.1"):
+            expect(page.locator(f'[data-cell-id] [data-instance="{ident}"]')).to_have_attribute(
+                "data-state", "RUNNING", timeout=20_000)
+        expect(page.locator("[data-cell-id] [data-task]")).to_have_count(2)
+        expect(page.locator("#tray")).to_contain_text("all work placed")
+        screenshot(page, "grid-seed-placed")
+        browser.close()
 
 
 def test_admin_login_with_the_printed_account(stack: LiveStack) -> None:

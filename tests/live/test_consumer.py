@@ -48,3 +48,22 @@ async def test_clock_control_publishes_after_commit() -> None:
     frame = await communicator.receive_from(timeout=5)
     assert 'data-paused="true"' in frame and "paused" in frame
     await communicator.disconnect()
+
+
+async def test_placements_reach_the_grid_as_cell_fragments() -> None:
+    """dashboard.md L1/G2: an auction's commit sends the changed cells and the tray."""
+    from auction.services.auctioneer import auctioneer_run
+    from auction.services.scenarios import scenario_load
+
+    await sync_to_async(scenario_load)("seed-example")
+    communicator = WebsocketCommunicator(application, "/ws/live/?view=grid", headers=ORIGIN)
+    await communicator.connect()
+    await communicator.receive_from(timeout=5)  # snapshot
+    await sync_to_async(auctioneer_run)()
+    frame = await communicator.receive_from(timeout=5)
+    while 'id="tray"' not in frame:
+        frame = await communicator.receive_from(timeout=5)
+    assert 'data-instance="lrp-b.0"' in frame and 'data-state="CLAIMED"' in frame
+    assert "all work placed" in frame
+    assert frame.count('hx-swap-oob="true"') >= 3
+    await communicator.disconnect()

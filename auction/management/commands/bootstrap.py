@@ -11,6 +11,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
 from auction.live.publish import suppressed
+from auction.services.work import set_trigger_suppressed
 from auction.services.scenarios import cluster_is_empty, scenario_load
 
 DEFAULT_SCENARIO = "seed-example"
@@ -25,8 +26,14 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         call_command("migrate", interactive=False, verbosity=0)
         if cluster_is_empty():
-            with suppressed():  # nothing is listening yet: Redis starts after this
-                scenario_load(DEFAULT_SCENARIO)
+            # Nothing listens yet (Redis starts after this): no frames, no auction
+            # trigger; the first beat tick finds the queued work and starts the auction.
+            previous = set_trigger_suppressed(True)
+            try:
+                with suppressed():
+                    scenario_load(DEFAULT_SCENARIO)
+            finally:
+                set_trigger_suppressed(previous)
             self.stdout.write(f"seeded the demo cluster: scenario {DEFAULT_SCENARIO}")
         password_line = self._ensure_admin()
         bar = "=" * 64
