@@ -188,8 +188,8 @@ DIEGO_TICK_SECONDS = env_float("DIEGO_TICK_SECONDS", 1.0)
 # Declared here so a fresh database gets it; django-celery-beat's DatabaseScheduler
 # copies it into PeriodicTask rows that operators can see (and pause) in the admin.
 CELERY_BEAT_SCHEDULE = {
-    "sim-clock-tick": {
-        "task": "auction.tasks.clock_tick",
+    "sim-tick": {
+        "task": "auction.tasks.sim_tick",
         "schedule": DIEGO_TICK_SECONDS,
         # A tick that waited longer than two periods is stale news: drop it.
         "options": {"expires": max(DIEGO_TICK_SECONDS * 2, 2.0)},
