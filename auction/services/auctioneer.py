@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import CharField, F, Value
+from django.db.models.functions import Cast, Concat
 
 from auction.bbs import task_states
 from auction.bbs.errors import BBSError as CoreError
@@ -214,19 +215,23 @@ def _claim(placed: dict[str, str], by_ident: dict[str, Any], unreachable: set[st
     started_per_cell: Tally[str] = Tally()
     lrp_wins = {(w.process_guid, w.index): (ident, cell_id) for ident, cell_id in placed.items()
                 if cell_id not in unreachable and isinstance(w := by_ident[ident], LRPWork)}
-    # One locked read and one bulk write for all the claims, not a query per instance.
+    # One locked read, then one UPDATE per (cell, start delay): the claims of an auction
+    # share everything but the cell and the instance guid, which is the auction's token
+    # plus the row id (unique), so no per-row statement is needed.
     rows = _unclaimed_rows(lrp_wins)
+    token = uuid.uuid4().hex[:16]
+    groups: dict[tuple[str, float], list[int]] = {}
     for row in rows:
         ident, cell_id = lrp_wins[(row.desired_id, row.index)]
-        row.state, row.cell_id, row.instance_guid = ActualLRP.State.CLAIMED, cell_id, uuid.uuid4().hex
-        row.placement_error, row.since = "", now
-        row.ready_at = now + delays.get(row.desired_id, 0.0)
-        row.modification_tag_index += 1
+        groups.setdefault((cell_id, delays.get(row.desired_id, 0.0)), []).append(row.pk)
         events.append(BBSEvent(at=now, type="actual_lrp_instance_changed", key=ident,
                                cell_id=cell_id, data={"after": {"state": "CLAIMED"}}))
-    ActualLRP.objects.bulk_update(
-        rows, ["state", "cell_id", "instance_guid", "placement_error", "since", "ready_at",
-               "modification_tag_index"], batch_size=1000)
+    for (cell_id, delay), pks in groups.items():
+        ActualLRP.objects.filter(pk__in=pks).update(
+            state=ActualLRP.State.CLAIMED, cell_id=cell_id, placement_error="", since=now,
+            ready_at=now + delay, modification_tag_index=F("modification_tag_index") + 1,
+            instance_guid=Concat(Value(f"{token}-"), Cast("id", output_field=CharField())),
+        )
     for ident, cell_id in placed.items():
         work = by_ident[ident]
         if cell_id in unreachable or isinstance(work, LRPWork):

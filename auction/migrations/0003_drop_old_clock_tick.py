@@ -11,7 +11,7 @@ def drop_old_entry(apps, schema_editor):  # type: ignore[no-untyped-def]
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("auction", "0003_auction_wall_start"),
+        ("auction", "0002_bbs_and_auctioneer"),
         ("django_celery_beat", "0019_alter_periodictasks_options"),
     ]
     operations = [migrations.RunPython(drop_old_entry, migrations.RunPython.noop)]

@@ -1,0 +1,123 @@
+"""Benchmarks of the database shell (issue: BBS and auctioneer loop). Prints JSON.
+
+    DATABASE_URL=postgres://… manage.py bench_bbs --wipe
+
+1. A convergence pass over 10,000 desired LRPs and 250,000 actual LRPs (1,000 cells in
+   5 zones, one cell lost, 1 % of instances missing, 0.5 % crashed and due a restart).
+2. The auction of a 1,000-instance batch on 100 cells, database included.
+
+It replaces the cluster in the database it runs against: hence --wipe.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import connection, transaction
+
+from auction.live.publish import suppressed
+from auction.models import ActualLRP, Cell, DesiredLRP, Domain, PendingWork, Task, Zone
+from auction.services.auctioneer import auction_once
+from auction.services.clock import clock_reset
+from auction.services.convergence import convergence_run
+from auction.services.work import set_trigger_suppressed
+
+
+def wipe() -> None:
+    for model in (PendingWork, ActualLRP, DesiredLRP, Task, Domain, Cell, Zone):
+        model.objects.all().delete()
+
+
+def make_cells(count: int, zones: int, memory: int, disk: int, containers: int) -> list[str]:
+    zone_rows = Zone.objects.bulk_create(Zone(name=f"z{z + 1}") for z in range(zones))
+    cells = [Cell(cell_id=f"cell-{i:04d}", zone=zone_rows[i % zones], index=i // zones,
+                  memory_mb=memory, disk_mb=disk, containers=containers) for i in range(count)]
+    Cell.objects.bulk_create(cells, batch_size=1000)
+    return [c.cell_id for c in cells]
+
+
+def bench_convergence(desired: int, instances: int, cells: int) -> dict[str, Any]:
+    wipe()
+    clock_reset(0.0, paused=True)
+    cell_ids = make_cells(cells, 5, 30_720, 102_400, 250)
+    Domain.objects.create(name="cf-apps", ttl_s=0, expires_at=None)
+    DesiredLRP.objects.bulk_create(
+        (DesiredLRP(process_guid=f"app-{d:05d}", domain="cf-apps", instances=instances,
+                    memory_mb=100, disk_mb=200) for d in range(desired)), batch_size=2000)
+    rows = []
+    n = 0
+    for d in range(desired):
+        for i in range(instances):
+            n += 1
+            if n % 100 == 0:
+                continue  # 1 % missing
+            crashed = n % 200 == 1
+            rows.append(ActualLRP(
+                desired_id=f"app-{d:05d}", index=i, domain="cf-apps",
+                state="CRASHED" if crashed else "RUNNING",
+                cell_id="" if crashed else cell_ids[n % cells], crash_count=3 if crashed else 0,
+                instance_guid="" if crashed else f"g{n}", since=0.0))
+            if len(rows) == 10_000:
+                ActualLRP.objects.bulk_create(rows)
+                rows = []
+    ActualLRP.objects.bulk_create(rows)
+    Cell.objects.filter(cell_id=cell_ids[0]).update(state="failed", presence_lost_at=0.0)
+    actual = ActualLRP.objects.count()
+    timings = []
+    for _ in range(2):
+        start = time.perf_counter()
+        summary = convergence_run(1000.0)
+        timings.append(time.perf_counter() - start)
+    first = summary.result  # the second pass: steady state after the first repaired things
+    return {
+        "desired_lrps": desired, "actual_lrps": actual, "cells": cells,
+        "first_pass_s": round(timings[0], 3), "steady_pass_s": round(timings[1], 3),
+        "steady_pass_changes": len(first.lrp.ops),
+    }
+
+
+def bench_auction(cells: int, apps: int, instances: int) -> dict[str, Any]:
+    wipe()
+    clock_reset(0.0, paused=True)
+    make_cells(cells, 5, 30_720, 102_400, 250)
+    DesiredLRP.objects.bulk_create(
+        DesiredLRP(process_guid=f"app-{a:04d}", domain="cf-apps", instances=instances,
+                   memory_mb=100, disk_mb=200) for a in range(apps))
+    ActualLRP.objects.bulk_create(
+        ActualLRP(desired_id=f"app-{a:04d}", index=i, domain="cf-apps") for a in range(apps)
+        for i in range(instances))
+    PendingWork.objects.bulk_create(
+        PendingWork(kind="lrp", ident=f"app-{a:04d}.{i}", process_guid=f"app-{a:04d}", index=i,
+                    queued_at=0.0) for a in range(apps) for i in range(instances))
+    start = time.perf_counter()
+    summary = auction_once("bench")
+    seconds = time.perf_counter() - start
+    assert summary is not None
+    return {"cells": cells, "batch": summary.items, "placed": summary.placed,
+            "failed": summary.failed, "auction_s": round(seconds, 3)}
+
+
+class Command(BaseCommand):
+    help = "Benchmark a convergence pass (10k desired / 250k actual) and a 1,000-instance auction."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--wipe", action="store_true", help="required: replaces the cluster")
+        parser.add_argument("--desired", type=int, default=10_000)
+        parser.add_argument("--instances", type=int, default=25)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if not options["wipe"]:
+            raise CommandError("bench_bbs replaces the cluster in this database; pass --wipe")
+        set_trigger_suppressed(True)
+        with suppressed():
+            with transaction.atomic():
+                auction = bench_auction(100, 40, 25)
+            convergence = bench_convergence(options["desired"], options["instances"], 1000)
+            wipe()
+        self.stdout.write(json.dumps({
+            "database": connection.vendor, "auction_1000_on_100_cells": auction,
+            "convergence": convergence,
+        }, indent=2))
