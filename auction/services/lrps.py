@@ -13,7 +13,7 @@ from auction.bbs.validation import (
     desired_lrp_update_errors,
     simulation_errors,
 )
-from auction.models import ActualLRP, DesiredLRP
+from auction.models import ActualLRP, Cell, DesiredLRP
 from auction.selectors.clock import sim_now
 from auction.services.errors import InvalidRequest, ResourceExists, ResourceNotFound
 from auction.services.work import work_request_lrps
@@ -105,15 +105,20 @@ def _create_unclaimed(desired: DesiredLRP, indices: range, now: float) -> None:
 
 
 def _scale_down(process_guid: str, keep: int) -> None:
-    """Rows at index ≥ keep: UNCLAIMED or CRASHED go at once (bbs.md 1.4).
+    """Rows at index ≥ keep (bbs.md 1.4, ``stopInstancesFrom``), EVACUATING ones aside.
 
-    CLAIMED or RUNNING rows are stopped by their cell's rep, which removes the row when
-    the container is gone; rows on a cell without presence stay for convergence.
+    UNCLAIMED or CRASHED rows are deleted at once. CLAIMED or RUNNING rows get a stop
+    sent to their cell when it has a presence: the simulated rep removes the container
+    and reports it at once, so the row goes too. On a cell without presence nothing
+    happens: the row stays for convergence (an extra, retired only in a fresh domain).
     """
-    ActualLRP.objects.filter(
-        desired_id=process_guid, index__gte=keep,
-        state__in=[ActualLRP.State.UNCLAIMED, ActualLRP.State.CRASHED],
-    ).exclude(presence=ActualLRP.Presence.EVACUATING).delete()
+    now = sim_now()
+    rows = ActualLRP.objects.filter(desired_id=process_guid, index__gte=keep).exclude(
+        presence=ActualLRP.Presence.EVACUATING)
+    rows.filter(state__in=[ActualLRP.State.UNCLAIMED, ActualLRP.State.CRASHED]).delete()
+    reachable = [c.cell_id for c in Cell.objects.exclude(state=Cell.State.FAILED) if c.has_presence(now)]
+    rows.filter(state__in=[ActualLRP.State.CLAIMED, ActualLRP.State.RUNNING],
+                cell_id__in=reachable).delete()
 
 
 SIMULATION_FIELDS = ("start_delay_s", "crash_probability", "crash_after_s")

@@ -54,12 +54,17 @@ def test_update_scales_up_and_down_and_bumps_tag() -> None:
     assert desired_lrp_update("web", {}).modification_tag_index == 1
     desired_lrp_update("web", {"instances": 5})
     assert sorted(ActualLRP.objects.values_list("index", flat=True)) == [0, 1, 2, 3, 4]
+    zone = Zone.objects.create(name="z1")
+    Cell.objects.create(cell_id="cell-1", zone=zone)
+    Cell.objects.create(cell_id="gone", zone=zone, state="failed", presence_lost_at=-1.0)
     ActualLRP.objects.filter(index=1).update(state="CRASHED", crash_count=3)
     ActualLRP.objects.filter(index=2).update(state="RUNNING", cell_id="cell-1")
+    ActualLRP.objects.filter(index=3).update(state="RUNNING", cell_id="gone")
     lrp = desired_lrp_update("web", {"instances": 1})
     assert lrp.modification_tag_index == 3
-    # The RUNNING row waits for its cell to stop it; the rest are gone.
-    assert sorted(ActualLRP.objects.values_list("index", "state")) == [(0, "UNCLAIMED"), (2, "RUNNING")]
+    # The stop reaches cell-1 (its rep removes the container); the row on a cell without
+    # presence stays for convergence.
+    assert sorted(ActualLRP.objects.values_list("index", "state")) == [(0, "UNCLAIMED"), (3, "RUNNING")]
 
 
 def test_update_errors() -> None:

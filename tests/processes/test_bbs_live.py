@@ -107,3 +107,64 @@ def test_killed_worker_loses_no_work(stack: LiveStack) -> None:
                        if a["presence"] == "ORDINARY")
     assert max(ordinary.values()) == 1
     assert status["pending_work"] == 0
+
+
+def row(status: dict, guid: str, index: int, presence: str = "ORDINARY") -> dict | None:
+    return next((a for a in status["actual_lrps"] if a["process_guid"] == guid
+                 and a["index"] == index and a["presence"] == presence), None)
+
+
+def test_crash_loop_follows_the_back_off(stack: LiveStack) -> None:
+    """bbs.md 3: crashes 1 and 2 restart at once; the 3rd waits B(3) = 30 s, CRASHED."""
+    stack.start_worker()
+    stack.start_beat()
+    stack.cli("desire", "loop", "--instances", "1", "--memory", "64")
+    for n in (1, 2, 3):
+        stack.wait_for(lambda s: (r := row(s, "loop", 0)) is not None and r["state"] == "RUNNING",
+                       what=f"loop.0 RUNNING before crash {n}")
+        stack.cli("crash", "loop", "0")
+    status = stack.status()
+    crashed = row(status, "loop", 0)
+    assert (crashed["state"], crashed["crash_count"]) == ("CRASHED", 3)
+    # Restarted by the first pass at or after since + 30 sim-s, and not before.
+    status = stack.wait_for(lambda s: row(s, "loop", 0)["state"] != "CRASHED", timeout=60,
+                            what="the back-off restart")
+    restart_pass = min(p["at"] for p in status["passes"] if "loop.0" in p["lrp"]["start"])
+    assert restart_pass >= crashed["since"] + 30
+    assert restart_pass < crashed["since"] + 30 + 30 + 1e-6
+
+
+def test_stale_domain_keeps_extras_until_bumped(stack: LiveStack) -> None:
+    """bbs.md 4.4, 5, 10: an extra (index ≥ instances) is held while cf-apps is stale.
+
+    The extra is made as Diego makes one: scale down while the instance's cell has lost
+    its presence (the stop cannot reach it), with the clock paused so no pass interleaves.
+    """
+    stack.start_worker()
+    stack.start_beat()
+    stack.cli("desire", "web", "--instances", "2", "--memory", "64")
+    status = stack.wait_for(lambda s: len(running(s, "web")) == 2, what="web running")
+    stack.cli("clock", "--pause")
+    status = stack.status()
+    room = status["next_convergence_at"] - status["now"]
+    if room < 17:  # let the coming pass run first, so the next one is 30 s away
+        stack.cli("clock", "--step", str(room + 0.5))
+        stack.wait_for(lambda s: any(p["at"] == status["next_convergence_at"] for p in s["passes"]),
+                       what="the pass before the failure")
+    stack.cli("domain", "cf-apps", "1")  # stale a sim-second from now
+    victim = row(status, "web", 1)["cell_id"]
+    stack.cli("fail-cell", victim)
+    stack.cli("clock", "--step", "16")  # presence lapses 10-15 s after the failure
+    stack.cli("scale", "web", "1")  # the stop cannot reach web.1: it stays
+    assert row(stack.status(), "web", 1) is not None
+    stack.cli("clock", "--resume")
+    status = stack.wait_for(
+        lambda s: (r := row(s, "web", 1)) is not None and r["state"] == "RUNNING"
+        and r["cell_id"] != victim and len([p for p in s["passes"] if p["lrp"]["suspect"]]) >= 1
+        and sum(1 for p in s["passes"] if p["at"] > r["since"]) >= 2,
+        timeout=90, what="web.1 replaced and kept through two passes in a stale domain")
+    assert not any("web.1" in p["lrp"]["retire"] for p in status["passes"])
+    stack.cli("domain", "cf-apps", "120")
+    status = stack.wait_for(lambda s: row(s, "web", 1) is None, timeout=30, what="web.1 retired")
+    assert any("web.1" in p["lrp"]["retire"] for p in status["passes"])
+    assert any(p["metrics"]["LRPsExtra"] == 1 for p in status["passes"])

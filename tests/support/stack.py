@@ -164,7 +164,9 @@ class LiveStack:
             if predicate(last):
                 return last
             time.sleep(interval)
-        raise AssertionError(f"timed out waiting for {what or predicate}: last status {last}")
+        summary = {k: v for k, v in (last or {}).items() if k not in ("passes", "auction_runs")}
+        raise AssertionError(f"timed out waiting for {what or predicate}; last status "
+                             f"(passes and auctions left out): {str(summary)[:3000]}")
 
     @staticmethod
     def kill(proc: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 import redis
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from auction.models import ActualLRP, AuctionRun, Cell, ConvergenceRun, PendingWork, Task
+from auction.models import ActualLRP, AuctionRun, Cell, ConvergenceRun, PendingWork, SimClock, Task
 from auction.selectors.clock import clock_view
 from auction.services import cells, clock, domains, lrps
 from auction.services.auctioneer import auctioneer_run
@@ -120,6 +120,8 @@ class Command(BaseCommand):
         view = clock_view()
         data = {
             "now": view.now,
+            "paused": view.paused,
+            "next_convergence_at": SimClock.objects.get(pk=1).next_convergence_at,
             "cells": [
                 {"cell_id": c.cell_id, "zone": c.zone.name, "state": c.state,
                  "presence": c.has_presence(view.now)}
