@@ -4,16 +4,16 @@ import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "diego_web.settings")
 
-from django.core.asgi import get_asgi_application  # noqa: E402
+from django.core.asgi import get_asgi_application
 
 # Django must be set up before anything imports models (the consumers do).
 django_asgi_app = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
-from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from channels.auth import AuthMiddlewareStack
+from channels.routing import ProtocolTypeRouter, URLRouter
+from channels.security.websocket import AllowedHostsOriginValidator
 
-from auction.live.routing import websocket_urlpatterns  # noqa: E402
+from auction.live.routing import websocket_urlpatterns
 
 application = ProtocolTypeRouter(
     {

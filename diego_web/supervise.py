@@ -29,7 +29,7 @@ def announce_when_ready(url: str, timeout: float = 120.0) -> None:
     started = time.monotonic()
     while time.monotonic() - started < timeout:
         try:
-            with urllib.request.urlopen(url, timeout=2) as response:  # noqa: S310 - our own URL
+            with urllib.request.urlopen(url, timeout=2) as response:
                 if response.status == 200:
                     took = time.monotonic() - started
                     sys.stdout.write(f"\n>>> diego-web is up at {url} ({took:.1f} s). Ctrl-C stops it.\n\n")

@@ -38,14 +38,13 @@ from auction.engine import (
 )
 from auction.live.groups import group
 from auction.live.publish import publish_after_commit
-from auction.models import ActualLRP, AuctionRun, Cell, DesiredLRP, PendingWork, Task
-from auction.selectors.bbs import task_from_values, TASK_COLUMNS
+from auction.models import ActualLRP, AuctionRun, BBSEvent, Cell, DesiredLRP, PendingWork, Task
+from auction.selectors.bbs import TASK_COLUMNS, task_from_values
 from auction.selectors.cells import answering_cells, cell_loads, cell_states, free_resources
 from auction.selectors.clock import sim_now
 from auction.services.counters import counters_add
 from auction.services.events import event_record, events_store
 from auction.services.locks import cluster_lock
-from auction.models import BBSEvent
 
 # Full decision records for replay only when the auction is small enough to show them
 # (dashboard.md 2: big auctions show the top cells and reason counts).
@@ -344,4 +343,4 @@ def _cell_record(state: Any) -> dict[str, Any]:
     }
 
 
-__all__ = ["auctioneer_run", "auction_once", "event_record"]
+__all__ = ["auction_once", "auctioneer_run", "event_record"]

@@ -15,7 +15,13 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from auction.bbs import types as core
-from auction.bbs.changes import RowCreate, RowDelete, RowOp, RowUpdate, TaskDelete, TaskOp, TaskUpdate
+from auction.bbs.changes import (
+    RowCreate,
+    RowDelete,
+    RowOp,
+    TaskDelete,
+    TaskOp,
+)
 from auction.models import ActualLRP, Task
 from auction.selectors.bbs import model_ports
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
+from itertools import pairwise
 
 import pytest
 from stack import LiveStack
@@ -80,7 +81,7 @@ def test_two_workers_and_two_beats_never_overlap_or_double_place(stack: LiveStac
         lambda s: all(len(running(s, f"app-{n}")) == 4 for n in range(8)), timeout=90,
         what="32 instances RUNNING")
     runs = sorted(status["auction_runs"], key=lambda r: r["wall_started"])
-    for earlier, later in zip(runs, runs[1:]):
+    for earlier, later in pairwise(runs):
         assert later["wall_started"] >= earlier["wall_started"] + earlier["duration_ms"] / 1000 - 0.002, \
             f"auctions {earlier['id']} and {later['id']} overlapped"
     placed = Counter(ident for r in runs for ident in r["placements"])

@@ -11,8 +11,8 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
 from auction.live.publish import suppressed
-from auction.services.work import set_trigger_suppressed
 from auction.services.scenarios import cluster_is_empty, scenario_load
+from auction.services.work import set_trigger_suppressed
 
 DEFAULT_SCENARIO = "seed-example"
 
