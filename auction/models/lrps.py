@@ -8,7 +8,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from auction.bbs.validation import desired_lrp_errors, simulation_errors
+from auction.bbs.validation import FieldError, desired_lrp_errors, simulation_errors
 from auction.models.cluster import raise_field_errors
 from auction.models.fields import StringListField
 
@@ -87,21 +87,18 @@ class DesiredLRP(models.Model):
     def modification_tag(self) -> dict[str, Any]:
         return {"epoch": self.modification_tag_epoch, "index": self.modification_tag_index}
 
-    def clean(self) -> None:
-        errors = desired_lrp_errors(
-            process_guid=self.process_guid,
-            domain=self.domain,
-            rootfs=self.rootfs,
-            instances=self.instances,
-            memory_mb=self.memory_mb,
-            disk_mb=self.disk_mb,
-            max_pids=self.max_pids,
-            annotation=self.annotation,
-            routes=self.routes,
+    def bbs_errors(self) -> list[FieldError]:
+        """Every failed check, in the BBS's order (bbs.md 1.2), plus the simulator's knobs."""
+        return desired_lrp_errors(
+            process_guid=self.process_guid, domain=self.domain, rootfs=self.rootfs,
+            instances=self.instances, memory_mb=self.memory_mb, disk_mb=self.disk_mb,
+            max_pids=self.max_pids, annotation=self.annotation, routes=self.routes,
         ) + simulation_errors(start_delay_s=self.start_delay_s,
                               crash_probability=self.crash_probability,
                               crash_after_s=self.crash_after_s)
-        raise_field_errors(errors)
+
+    def clean(self) -> None:
+        raise_field_errors(self.bbs_errors())
         if self.pk is not None:
             self._refuse_immutable_changes()
 

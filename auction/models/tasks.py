@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from auction.bbs.validation import invalid, task_errors
+from auction.bbs.validation import FieldError, invalid, task_errors
 from auction.models.cluster import raise_field_errors
 from auction.models.fields import StringListField
 
@@ -76,16 +76,16 @@ class Task(models.Model):
     def __str__(self) -> str:
         return self.task_guid
 
-    def clean(self) -> None:
+    def bbs_errors(self) -> list[FieldError]:
+        """Every failed check, in the BBS's order (bbs.md 7), plus the run time's range."""
         errors = task_errors(
-            task_guid=self.task_guid,
-            domain=self.domain,
-            rootfs=self.rootfs,
-            memory_mb=self.memory_mb,
-            disk_mb=self.disk_mb,
-            max_pids=self.max_pids,
+            task_guid=self.task_guid, domain=self.domain, rootfs=self.rootfs,
+            memory_mb=self.memory_mb, disk_mb=self.disk_mb, max_pids=self.max_pids,
             annotation=self.annotation,
         )
         if self.duration_s is not None and self.duration_s < 0:
             errors.append(invalid("duration_s"))
-        raise_field_errors(errors)
+        return errors
+
+    def clean(self) -> None:
+        raise_field_errors(self.bbs_errors())

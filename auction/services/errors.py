@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from typing import Any
+
 
 class BBSError(Exception):
     type = "UnknownError"
@@ -34,3 +37,10 @@ class ResourceNotFound(BBSError):
 
     def __init__(self, message: str = "the requested resource could not be found") -> None:
         super().__init__(message)
+
+
+def reject_unknown_members(spec: Mapping[str, Any], allowed: Iterable[str]) -> None:
+    """A member the request shape does not have is an InvalidRequest naming it."""
+    unknown = sorted(set(spec) - set(allowed))
+    if unknown:
+        raise InvalidRequest(", ".join(f"Invalid field: {name}" for name in unknown))

@@ -9,13 +9,17 @@ from django.db import IntegrityError, transaction
 
 from auction.bbs.validation import (
     bbs_message,
-    desired_lrp_errors,
     desired_lrp_update_errors,
     simulation_errors,
 )
 from auction.models import ActualLRP, Cell, DesiredLRP
 from auction.selectors.clock import sim_now
-from auction.services.errors import InvalidRequest, ResourceExists, ResourceNotFound
+from auction.services.errors import (
+    InvalidRequest,
+    ResourceExists,
+    ResourceNotFound,
+    reject_unknown_members,
+)
 from auction.services.work import work_request_lrps
 
 DESIRED_FIELDS = (
@@ -28,17 +32,9 @@ DESIRED_FIELDS = (
 
 def desired_lrp_desire(spec: Mapping[str, Any]) -> DesiredLRP:
     """Store a DesiredLRP and an ORDINARY UNCLAIMED ActualLRP for each index."""
-    unknown = sorted(set(spec) - set(DESIRED_FIELDS))
-    if unknown:
-        raise InvalidRequest(", ".join(f"Invalid field: {name}" for name in unknown))
+    reject_unknown_members(spec, DESIRED_FIELDS)
     desired = DesiredLRP(**spec)
-    errors = desired_lrp_errors(
-        process_guid=desired.process_guid, domain=desired.domain, rootfs=desired.rootfs,
-        instances=desired.instances, memory_mb=desired.memory_mb, disk_mb=desired.disk_mb,
-        max_pids=desired.max_pids, annotation=desired.annotation, routes=desired.routes,
-    ) + simulation_errors(start_delay_s=desired.start_delay_s,
-                          crash_probability=desired.crash_probability,
-                          crash_after_s=desired.crash_after_s)
+    errors = desired.bbs_errors()
     if errors:
         raise InvalidRequest(bbs_message(errors))
     now = sim_now()

@@ -7,10 +7,10 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from auction.bbs.validation import bbs_message, task_errors
+from auction.bbs.validation import bbs_message
 from auction.models import Task
 from auction.selectors.clock import sim_now
-from auction.services.errors import InvalidRequest, ResourceExists
+from auction.services.errors import InvalidRequest, ResourceExists, reject_unknown_members
 from auction.services.work import work_request_tasks
 
 TASK_FIELDS = (
@@ -20,15 +20,9 @@ TASK_FIELDS = (
 
 
 def task_desire(spec: Mapping[str, Any]) -> Task:
-    unknown = sorted(set(spec) - set(TASK_FIELDS))
-    if unknown:
-        raise InvalidRequest(", ".join(f"Invalid field: {name}" for name in unknown))
+    reject_unknown_members(spec, TASK_FIELDS)
     task = Task(**spec)
-    errors = task_errors(
-        task_guid=task.task_guid, domain=task.domain, rootfs=task.rootfs,
-        memory_mb=task.memory_mb, disk_mb=task.disk_mb, max_pids=task.max_pids,
-        annotation=task.annotation,
-    )
+    errors = task.bbs_errors()
     if errors:
         raise InvalidRequest(bbs_message(errors))
     now = sim_now()
