@@ -123,7 +123,7 @@ class DiegoChooser:
         counts = [per_zone.get(z, 0) for z in zones]
         # Walk the groups of equal counts by ascending count; equal zones are pooled.
         for count in sorted(set(counts)):
-            group = [z for z, c in zip(zones, counts) if c == count]
+            group = [z for z, c in zip(zones, counts, strict=True) if c == count]
             found = self._search_group(group, heaps, guid, mem, disk)
             if found is not None:
                 return found

@@ -52,5 +52,5 @@ def test_cli_folder_runs_every_public_case_conformance_md_1():
                          capture_output=True, text=True, check=True)
     lines = [json.loads(line) for line in out.stdout.splitlines()]
     assert [line["case"] for line in lines] == [p.name for p in FILES]
-    for path, line in zip(FILES, lines):
+    for path, line in zip(FILES, lines, strict=True):
         compare(line["result"], json.loads(path.read_text())["expect"])

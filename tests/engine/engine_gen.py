@@ -63,7 +63,7 @@ def random_case(rng: random.Random, *, cells: int | None = None, items: int | No
     if uniform:
         sizes = sizes[:1]
     lrps, tasks = [], []
-    for j in range(n_items):
+    for _ in range(n_items):
         mem, disk = rng.choice(sizes) if uniform or rng.random() < 0.8 else (rng.randint(0, 600),
                                                                     rng.randint(0, 600))
         item: dict[str, Any] = {"memory_mb": mem, "disk_mb": disk}
