@@ -82,10 +82,7 @@ def apply_row_ops(ops: Sequence[RowOp], pk_by_key: dict[core.RowKey, int]) -> li
             if changed:
                 updates[tuple(sorted(changed))].append(ActualLRP(pk=pk, **changed))
         applied.append(op)
-    for chunk in _chunks(deletes):
-        ActualLRP.objects.filter(pk__in=chunk).delete()
-    for fields, objs in updates.items():
-        ActualLRP.objects.bulk_update(objs, list(fields), batch_size=BULK)
+    _write(ActualLRP, deletes, updates)
     # Another writer may have created the same key since the snapshot (a desire racing
     # a pass): that row wins and ours is dropped, as a re-read action would.
     ActualLRP.objects.bulk_create(creates, batch_size=BULK, ignore_conflicts=True)
@@ -111,15 +108,16 @@ def apply_task_ops(ops: Sequence[TaskOp], pk_by_guid: dict[str, int]) -> list[Ta
             changed = {_TASK_FIELD.get(k, k): v for k, v in op.changed.items()}
             updates[tuple(sorted(changed))].append(Task(pk=pk, **changed))
         applied.append(op)
-    for chunk in _chunks(deletes):
-        Task.objects.filter(pk__in=chunk).delete()
-    for fields, objs in updates.items():
-        Task.objects.bulk_update(objs, list(fields), batch_size=BULK)
+    _write(Task, deletes, updates)
     return applied
 
 
-def task_model_fields(task: core.Task) -> dict[str, Any]:
-    return {_TASK_FIELD.get(name, name): getattr(task, name) for name in task.__slots__}  # type: ignore[attr-defined]
+def _write(model: Any, deletes: list[int], updates: dict[tuple[str, ...], list[Any]]) -> None:
+    """Deletes by id in chunks, then one bulk update per set of changed fields."""
+    for chunk in _chunks(deletes):
+        model.objects.filter(pk__in=chunk).delete()
+    for fields, objs in updates.items():
+        model.objects.bulk_update(objs, list(fields), batch_size=BULK)
 
 
 def _chunks(items: Iterable[int], size: int = BULK) -> Iterable[list[int]]:
