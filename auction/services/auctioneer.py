@@ -64,7 +64,7 @@ class AuctionSummary:
 def auctioneer_run(trigger: str = "queue", config: AuctionConfig | None = None) -> list[AuctionSummary]:
     """Run auctions while new work waits; return [] when another auctioneer holds the lock."""
     summaries: list[AuctionSummary] = []
-    with cluster_lock("auctioneer", ttl_s=120) as held:
+    with cluster_lock("auctioneer") as held:
         if not held:
             return summaries
         for _ in range(MAX_AUCTIONS_PER_RUN):

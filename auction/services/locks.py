@@ -1,19 +1,25 @@
-"""Cluster-wide locks in Redis: one auctioneer, one converger, one sim tick at a time.
+"""Cluster-wide locks in Redis: one auctioneer, one sim advance at a time.
 
 Diego holds the Locket lock ``auctioneer`` so only one auction runs in the whole
-deployment (auction.md 1 step 2); here it is a redis-py ``Lock`` (SET NX PX with a
-token, released by a Lua check-and-delete) with a TTL, so a killed worker's lock
-expires instead of blocking the cluster forever.
+deployment (auction.md 1 step 2): a presence with a 15 s TTL that its holder refreshes
+every 5 s. Here the same shape: a redis-py ``Lock`` (SET NX PX with a token, released by
+a Lua check-and-delete) with a short TTL, kept alive by a renewer thread while the holder
+runs. A killed worker stops renewing, so its lock lapses within the TTL instead of
+blocking the cluster.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 
 import redis
 from django.conf import settings
+
+LOCK_TTL_S = 15.0
+LOCK_RENEW_S = 5.0
 
 
 @lru_cache(maxsize=4)
@@ -25,16 +31,33 @@ def redis_client() -> redis.Redis:
     return _client(settings.REDIS_STATE_URL)
 
 
+def _renew(lock: redis.lock.Lock, stop: threading.Event) -> None:
+    while not stop.wait(LOCK_RENEW_S):
+        try:
+            lock.reacquire()
+        except (redis.exceptions.LockError, redis.exceptions.ConnectionError):
+            return  # lost it; the holder's writes are still guarded by their transactions
+
+
 @contextmanager
-def cluster_lock(name: str, ttl_s: float = 60.0) -> Iterator[bool]:
-    """Yield True when this process holds ``diego:<name>``, False when another does."""
+def cluster_lock(name: str, ttl_s: float = LOCK_TTL_S) -> Iterator[bool]:
+    """Yield True when this process holds ``diego:<world>:<name>``, False when another does."""
     lock = redis_client().lock(f"diego:{settings.DIEGO_WORLD}:{name}", timeout=ttl_s,
                                blocking=False, thread_local=False)
     acquired = lock.acquire()
+    stop = threading.Event()
+    renewer = None
+    if acquired:
+        renewer = threading.Thread(target=_renew, args=(lock, stop), daemon=True,
+                                   name=f"lock-renew-{name}")
+        renewer.start()
     try:
         yield acquired
     finally:
         if acquired:
+            stop.set()
+            if renewer is not None:
+                renewer.join(timeout=1)
             try:
                 lock.release()
             except redis.exceptions.LockError:

@@ -33,7 +33,7 @@ class AdvanceReport:
 
 def sim_advance(now: float | None = None) -> AdvanceReport | None:
     """Advance to ``now`` (default: the clock's now); None when another advance runs."""
-    with cluster_lock("sim-advance", ttl_s=120) as held:
+    with cluster_lock("sim-advance") as held:
         if not held:
             return None
         clock = clock_row()

@@ -89,3 +89,27 @@ def test_failed_cell_does_not_answer() -> None:
     Cell.objects.exclude(cell_id="cell-1").update(state="failed", presence_lost_at=0.0)
     auctioneer_run()
     assert {c for _, c in by_key().values() if c} == {"cell-1"}
+
+
+def test_a_dead_holders_lock_lapses_and_a_live_one_is_renewed(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """auction.md 1 step 2 (Locket-like lock): renewed while held, gone after the TTL."""
+    import time
+
+    from auction.services import locks
+
+    monkeypatch.setattr(locks, "LOCK_RENEW_S", 0.1)
+    with locks.cluster_lock("t-renew", ttl_s=0.4) as held:
+        assert held
+        time.sleep(0.8)  # twice the TTL: only renewal keeps it
+        with locks.cluster_lock("t-renew", ttl_s=0.4) as other:
+            assert not other
+    with locks.cluster_lock("t-renew", ttl_s=0.4) as again:
+        assert again
+    # A holder that dies (no renewer, no release) blocks others for one TTL only.
+    dead = locks.redis_client().lock("diego:main:t-dead", timeout=0.3, blocking=False)
+    assert dead.acquire()
+    with locks.cluster_lock("t-dead", ttl_s=0.3) as other:
+        assert not other
+    time.sleep(0.4)
+    with locks.cluster_lock("t-dead", ttl_s=0.3) as other:
+        assert other
