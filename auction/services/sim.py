@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
+from auction.live.groups import group
+from auction.live.publish import publish_after_commit
 from auction.models import PendingWork, SimClock
 from auction.selectors.clock import clock_row
 from auction.services.convergence import convergence_run
@@ -42,7 +44,11 @@ def sim_advance(now: float | None = None) -> AdvanceReport | None:
         for _ in range(MAX_PASSES_PER_ADVANCE):
             due = clock.next_convergence_at
             with transaction.atomic():
-                report.reps.append(reps_advance(min(target, due), seed=clock.seed))
+                reps = reps_advance(min(target, due), seed=clock.seed)
+                report.reps.append(reps)
+                # Starts, crashes and completions change what the grid shows on those cells.
+                if reps.cells:
+                    publish_after_commit(group("zones"), {"type": "live.cells", "cells": sorted(reps.cells)})
             if due > target:
                 break
             summary = convergence_run(due)

@@ -67,3 +67,25 @@ async def test_placements_reach_the_grid_as_cell_fragments() -> None:
     assert "all work placed" in frame
     assert frame.count('hx-swap-oob="true"') >= 3
     await communicator.disconnect()
+
+
+async def test_rep_starts_reach_the_grid() -> None:
+    """dashboard.md G4: CLAIMED → RUNNING (a simulated rep's start) is pushed to the cell."""
+    from auction.services.auctioneer import auctioneer_run
+    from auction.services.clock import clock_reset, clock_step
+    from auction.services.scenarios import scenario_load
+    from auction.services.sim import sim_advance
+
+    await sync_to_async(scenario_load)("seed-example")
+    await sync_to_async(clock_reset)(0.0, paused=True)
+    await sync_to_async(auctioneer_run)()
+    communicator = WebsocketCommunicator(application, "/ws/live/?view=grid", headers=ORIGIN)
+    await communicator.connect()
+    await communicator.receive_from(timeout=5)  # snapshot
+    await sync_to_async(clock_step)(5.0)
+    await sync_to_async(sim_advance)()
+    frame = await communicator.receive_from(timeout=5)
+    while 'data-instance="lrp-b.0"' not in frame:
+        frame = await communicator.receive_from(timeout=5)
+    assert 'data-instance="lrp-b.0" data-state="RUNNING"' in frame
+    await communicator.disconnect()
