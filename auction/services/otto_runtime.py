@@ -1,0 +1,450 @@
+"""The Otto processes' loops (otto.md 1): the auctioneer and the orchestrators, on asyncio.
+
+Thin shells: they receive from the bus, stamp arrival on the auctioneer's sim clock,
+call the services (one transaction each, in Django's sync thread) and send what the
+services return. ``manage.py run_otto_auctioneer`` / ``run_otto_orchestrators`` run them;
+the tests run them in-process against a real Redis layer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.exceptions import ChannelFull
+from django.conf import settings
+from redis import exceptions as redis_errors
+
+from auction.otto import lifecycle
+from auction.otto import messages as msg
+from auction.otto.times import from_iso
+from auction.selectors.clock import clock_row
+from auction.services import otto as svc
+from auction.services import otto_bus as bus
+from auction.services import otto_orchestrators as orch
+from auction.services.counters import counters_add
+from auction.services.locks import LOCK_RENEW_S, LOCK_TTL_S, redis_client
+from auction.services.otto_scenario import otto_duration
+from auction.sim.clock import ClockState
+
+log = logging.getLogger(__name__)
+TICK_S = 0.02
+BID_RECEIVERS = 4
+BOARD_FLUSH_S = 0.25
+
+
+class SimClockCache:
+    """The sim clock row, re-read every tick; arrival stamps use it between reads."""
+
+    def __init__(self) -> None:
+        self.state = ClockState(0.0, time.time(), 1.0, True)
+
+    async def refresh(self) -> float:
+        row = await database_sync_to_async(clock_row)()
+        self.state = row.state
+        return self.now()
+
+    def now(self) -> float:
+        return self.state.now(time.time())
+
+
+async def send_all(layer: Any, outbound: svc.Outbound, touched: set[str] | None = None,
+                   effects_touched: set[str] | None = None) -> None:
+    if touched is not None and effects_touched:
+        touched |= effects_touched
+    for how, name, message in outbound:
+        try:
+            if how == "group":
+                await layer.group_send(name, message)
+            else:
+                await layer.send(name, message)
+        except ChannelFull:
+            log.warning("otto: %s is full; the row keeps the truth", name)
+        except (OSError, redis_errors.RedisError) as exc:
+            log.warning("otto: send to %s failed (%s); the row keeps the truth", name, exc)
+
+
+async def receive(layer: Any, channel: str) -> dict[str, Any]:
+    """One message; a Redis hiccup is logged and retried, never fatal to the process."""
+    while True:
+        try:
+            return await layer.receive(channel)
+        except (OSError, redis_errors.RedisError) as exc:
+            log.warning("otto: receive on %s failed (%s); retrying", channel, exc)
+            await asyncio.sleep(0.5)
+
+
+async def _count_malformed() -> None:
+    await database_sync_to_async(counters_add)({"OttoMalformedMessages": 1})
+
+
+class Auctioneer:
+    """One per world; a Redis lock (15 s TTL, renewed every 5 s) keeps exactly one active."""
+
+    def __init__(self, layer: Any = None, duration_s: float | None = None,
+                 tick_s: float = TICK_S, use_lock: bool = True) -> None:
+        self.layer = layer or bus.otto_layer()
+        self.duration_s = None if duration_s is None else lifecycle.check_duration(duration_s)
+        self.tick_s = tick_s
+        self.use_lock = use_lock
+        self.clock = SimClockCache()
+        self.bids: list[svc.IncomingBid] = []
+        self.tasks: list[tuple[dict[str, Any], float]] = []
+        self.sequence = 0
+        self.stop = asyncio.Event()
+        self.active = asyncio.Event()
+        self.touched: set[str] = set()
+        self.last_board = 0.0
+        self._last_now: float | None = None
+        self.next_due: float | None = None
+        self.last_due_check = 0.0
+        # Wall milliseconds of each step of the tick, for bench_otto's figures.
+        self.timings: dict[str, list[float]] = {}
+
+    async def run(self) -> None:
+        lock = None
+        if self.use_lock:
+            lock = redis_client().lock(f"diego:{settings.DIEGO_WORLD}:otto-auctioneer", timeout=LOCK_TTL_S,
+                                       blocking=False, thread_local=False)
+            while not self.stop.is_set() and not await asyncio.to_thread(lock.acquire):
+                await asyncio.sleep(1.0)  # standby until the active one's lock lapses
+        if self.stop.is_set():
+            return
+        self.active.set()
+        self.group_channel = await self.layer.new_channel("otto-auctioneer.")
+        for name in (bus.STARTED, bus.FINISHED):
+            await self.layer.group_add(bus.name(name), self.group_channel)
+        await self.clock.refresh()
+        if self.duration_s is None:
+            self.duration_s = await database_sync_to_async(otto_duration)()
+        effects = await database_sync_to_async(svc.otto_recover)(self.clock.now())
+        await send_all(self.layer, effects.outbound, self.touched, effects.touched)
+        loops = [asyncio.create_task(c) for c in (
+            self._receive(bus.name(bus.FOR_AUCTION), self._on_task),
+            self._receive(self.group_channel, self._on_report),
+            self._ticks())]
+        # Several receivers on tasks.bids overlap the per-message round trips to Redis;
+        # each stamps arrival on the same clock, so order of receipt stays well defined.
+        loops += [asyncio.create_task(self._receive(bus.name(bus.BIDS), self._on_bid))
+                  for _ in range(BID_RECEIVERS)]
+        if lock is not None:
+            loops.append(asyncio.create_task(self._renew(lock)))
+        await self.stop.wait()
+        for task in loops:
+            task.cancel()
+        for task in loops:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if lock is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(lock.release)
+
+    async def _renew(self, lock: Any) -> None:
+        while True:
+            await asyncio.sleep(LOCK_RENEW_S)
+            await asyncio.to_thread(lock.reacquire)
+
+    async def _receive(self, channel: str, handle: Any) -> None:
+        while True:
+            message = await receive(self.layer, channel)
+            try:
+                checked = msg.validate(message)
+            except msg.MalformedMessage as exc:
+                log.info("otto: dropped a malformed message: %s", exc)
+                await _count_malformed()
+                continue
+            try:
+                await handle(checked)
+            except Exception:  # noqa: BLE001 - one bad message must not stop the auctioneer
+                log.exception("otto: handling %s failed", checked.get("type"))
+
+    async def _on_task(self, message: dict[str, Any]) -> None:
+        if message["type"] != msg.TASK:
+            await _count_malformed()
+            return
+        # Opened by the next tick, all arrivals of a tick in one transaction, stamped now.
+        self.tasks.append((message, self.clock.now()))
+
+    async def _on_bid(self, message: dict[str, Any]) -> None:
+        if message["type"] not in (msg.BID, msg.DECLINE):
+            await _count_malformed()
+            return
+        self.sequence += 1
+        self.bids.append(svc.IncomingBid(message, round(self.clock.now(), 6), self.sequence))
+
+    async def _on_report(self, message: dict[str, Any]) -> None:
+        if message["type"] == msg.STARTED:
+            effects = await database_sync_to_async(svc.otto_started_seen)(message, self.clock.now())
+            await send_all(self.layer, effects.outbound, self.touched, effects.touched)
+
+    async def _ticks(self) -> None:
+        last_deadline: float | None = None
+        while True:
+            try:
+                last_deadline = await self._tick(last_deadline)
+            except Exception:  # noqa: BLE001 - a failed tick (DB busy, Redis hiccup) is retried next tick
+                log.exception("otto auctioneer: tick failed")
+            await asyncio.sleep(self.tick_s)
+
+    async def _timed(self, name: str, fn: Any, *args: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return await database_sync_to_async(fn)(*args)
+        finally:
+            self.timings.setdefault(name, []).append((time.perf_counter() - started) * 1000)
+
+    async def _tick(self, last_deadline: float | None) -> float | None:
+        row = await self._timed("clock", clock_row)
+        self.clock.state = row.state
+        now = self.clock.now()
+        opened = False
+        if self.tasks:
+            batch_t, self.tasks = self.tasks, []
+            try:
+                effects = await self._timed("open", svc.otto_auctions_open,
+                                            [m for m, _ in batch_t], batch_t[0][1], self.duration_s)
+            except Exception:
+                self.tasks = batch_t + self.tasks
+                raise
+            opened = True
+            await send_all(self.layer, effects.outbound, self.touched, effects.touched)
+        if self.bids:
+            batch, self.bids = self.bids, []
+            try:
+                effects = await self._timed("bids", svc.otto_bids_record, batch)
+            except Exception:
+                self.bids = batch + self.bids  # stamped at arrival: recording later changes nothing
+                raise
+            # A decline re-announces: a new deadline, maybe sooner than the one known.
+            opened = opened or any(how == "group" for how, _, _ in effects.outbound)
+            await send_all(self.layer, effects.outbound, self.touched, effects.touched)
+        # Nothing is due before the soonest deadline read last time (opens and re-announcements
+        # force a re-read; an orchestrator's start only removes one), so idle ticks skip the queries.
+        # A re-read every second covers anything unforeseen.
+        due_check = (opened or self.next_due is None or now >= self.next_due
+                     or time.monotonic() - self.last_due_check >= 1.0)
+        if due_check and (not self.clock.state.paused or now != self._last_now or opened):
+            self.last_due_check = time.monotonic()
+            effects = await self._timed("due", svc.otto_due, now)
+            await send_all(self.layer, effects.outbound, self.touched, effects.touched)
+            if effects.awards:
+                sent = time.time()
+                await database_sync_to_async(svc.otto_award_latencies_record)(
+                    {auction_id: (sent - due) * 1000 for auction_id, due in effects.awards})
+            deadline = await self._timed("deadline", svc.otto_next_deadline)
+            self.next_due = deadline
+            if deadline != last_deadline:
+                last_deadline = deadline
+                await asyncio.to_thread(_store_deadline, deadline)
+        self._last_now = now
+        if self.touched and time.monotonic() - self.last_board >= BOARD_FLUSH_S:
+            ids, self.touched = sorted(self.touched), set()
+            self.last_board = time.monotonic()
+            await asyncio.to_thread(_publish_board_now, ids)
+        return last_deadline
+
+
+def _publish_board_now(ids: list[str]) -> None:
+    from auction.live.publish import mark_dirty
+
+    if ids:
+        mark_dirty("otto:board")
+
+
+def _store_deadline(deadline: float | None) -> None:
+    """``otto.<w>.next_deadline`` so the clock's step can stop there (otto.md 6)."""
+    try:
+        client = redis_client()
+        if deadline is None:
+            client.delete(bus.next_deadline_key())
+        else:
+            client.set(bus.next_deadline_key(), f"{deadline:.3f}")
+    except Exception:  # noqa: BLE001 - a hint for the clock bar, not state
+        pass
+
+
+class Orchestrator:
+    """One bidder: an agent (a cell) or the elastic standalone orchestrator."""
+
+    def __init__(self, client_id: str, layer: Any, knobs: dict[str, Any], clock: SimClockCache,
+                 seed: int = 0) -> None:
+        self.client_id = client_id
+        self.layer = layer
+        self.knobs = knobs
+        self.clock = clock
+        self.random = random.Random(f"{seed}:{client_id}")
+        self.inbox = bus.inbox(client_id)
+        self.pending: set[asyncio.Task[None]] = set()
+
+    def own_now(self) -> float:
+        return self.clock.now() + float(self.knobs.get("clock_offset_s", 0.0))
+
+    async def run(self) -> None:
+        # The inbox is this orchestrator's member of the tasks.auction group: one queue
+        # carries both the announcements and its private awards and revokes.
+        await self.layer.group_add(bus.name(bus.AUCTION), self.inbox)
+        while True:
+            message = await receive(self.layer, self.inbox)
+            try:
+                checked = msg.validate(message)
+            except msg.MalformedMessage:
+                await _count_malformed()
+                continue
+            task = asyncio.create_task(self._handle(checked))
+            self.pending.add(task)
+            task.add_done_callback(self.pending.discard)
+
+    async def _handle(self, message: dict[str, Any]) -> None:
+        try:
+            if message["type"] == msg.AUCTION:
+                await self._bid(message)
+            elif message["type"] == msg.AWARD:
+                await self._award(message)
+        except Exception:  # noqa: BLE001
+            log.exception("otto orchestrator %s: %s failed", self.client_id, message["type"])
+
+    async def _bid(self, announcement: dict[str, Any]) -> None:
+        if self.client_id in announcement.get("exclude", []):
+            return
+        ends = announcement["_t"]["ends"]
+        if self.own_now() > ends:
+            return  # on its own clock the auction already closed: a missing bid
+        bid = await database_sync_to_async(orch.otto_bid_compute)(self.client_id, announcement, self.own_now())
+        if bid is None:
+            return
+        await asyncio.sleep(float(self.knobs.get("bid_latency_s", 0.05)))
+        if self.knobs.get("bid_timing") == "late":
+            while self.own_now() < ends - 0.2 - 1e-6:  # float steps must not strand it
+                await asyncio.sleep(0.02)
+        bid["sent_at"] = msg.to_iso(self.own_now())
+        await self._send(bus.name(bus.BIDS), bid)
+
+    async def _send(self, channel: str, message: dict[str, Any]) -> None:
+        for _ in range(500):
+            try:
+                await self.layer.send(channel, message)
+                return
+            except ChannelFull:
+                await asyncio.sleep(0.02)
+
+    async def _award(self, award: dict[str, Any]) -> None:
+        if self.random.random() < float(self.knobs.get("start_failure_rate", 0.0)):
+            return  # a failing winner stays silent (otto.md 4)
+        cell_id = None
+        if self.client_id == orch.ELASTIC_ID:
+            cell_id = await database_sync_to_async(orch.otto_elastic_provision)(award)
+            if cell_id is None:
+                await self._send(bus.name(bus.BIDS), msg.decline_message(
+                    award["auction_id"], award["attempt"], self.client_id, "no cell could be provisioned"))
+                return
+            ready = self.clock.now() + float(self.knobs.get("provision_s", 90.0))
+            while self.clock.now() < ready:
+                await asyncio.sleep(0.05)
+        outcome = await database_sync_to_async(orch.otto_start)(
+            self.client_id, award["auction_id"], award["attempt"], self.clock.now(), cell_id)
+        if outcome.message is None:
+            return
+        if outcome.started:
+            await self.layer.group_send(bus.name(bus.STARTED), outcome.message)
+        else:
+            await self._send(bus.name(bus.BIDS), outcome.message)
+
+
+class OrchestratorFleet:
+    """Every orchestrator in the roster, in one process; keeps presence and reports finishes."""
+
+    def __init__(self, layer: Any = None, knobs: dict[str, dict[str, Any]] | None = None,
+                 elastic: bool = True, seed: int = 0, only: list[str] | None = None) -> None:
+        self.layer = layer or bus.otto_layer()
+        self.knobs = knobs or {}
+        self.elastic = elastic
+        self.seed = seed
+        self.only = only
+        self.clock = SimClockCache()
+        self.members: list[Orchestrator] = []
+
+    async def run(self) -> None:
+        await self.clock.refresh()
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.by_id: dict[str, Orchestrator] = {}
+        self.held_knobs: dict[str, dict[str, Any]] = {}
+        self.signature: Any = None
+        await self._sync_members()
+        housekeeping = asyncio.create_task(self._housekeeping())
+        try:
+            await housekeeping
+        finally:
+            housekeeping.cancel()
+            for task in self.tasks.values():
+                task.cancel()
+
+    async def _sync_members(self) -> None:
+        """Follow the cluster: a scenario load or a new cell changes the roster while this
+        process runs, so members are started, stopped or restarted (new knobs) to match."""
+        signature = await database_sync_to_async(orch.otto_roster_signature)()
+        if signature == self.signature:
+            return
+        rows = await database_sync_to_async(orch.otto_roster_sync)(self.knobs, self.elastic)
+        rows = [r for r in rows if self.only is None or r.client_id in self.only]
+        self.signature = await database_sync_to_async(orch.otto_roster_signature)()
+        wanted = {r.client_id: r for r in rows}
+        for client_id in list(self.tasks):
+            row = wanted.get(client_id)
+            if row is None or row.knobs != self.held_knobs.get(client_id):
+                self.tasks.pop(client_id).cancel()
+                await self.layer.group_discard(bus.name(bus.AUCTION), bus.inbox(client_id))
+        for client_id, row in wanted.items():
+            if client_id in self.tasks:
+                continue
+            member = Orchestrator(client_id, self.layer, row.knobs, self.clock, self.seed)
+            self.by_id[client_id] = member
+            self.held_knobs[client_id] = row.knobs
+            task = asyncio.create_task(member.run())
+            task.add_done_callback(self._member_ended(client_id))
+            self.tasks[client_id] = task
+        self.members = [self.by_id[c] for c in self.tasks]
+        await database_sync_to_async(orch.otto_roster_refresh)(list(wanted))
+
+    def _member_ended(self, client_id: str) -> Any:
+        def ended(task: asyncio.Task[None]) -> None:
+            if task.cancelled():
+                return
+            if task.exception() is not None:
+                log.error("otto orchestrator %s stopped: %r; restarting at the next sync",
+                          client_id, task.exception())
+            if self.tasks.get(client_id) is task:
+                del self.tasks[client_id]
+                self.signature = None
+
+        return ended
+
+    async def _housekeeping(self) -> None:
+        last_presence = 0.0
+        while True:
+            try:
+                last_presence = await self._housekeep(last_presence)
+            except Exception:  # noqa: BLE001 - retried on the next round
+                log.exception("otto orchestrators: housekeeping failed")
+            await asyncio.sleep(0.25)
+
+    async def _housekeep(self, last_presence: float) -> float:
+        now = await self.clock.refresh()
+        await database_sync_to_async(orch.otto_elastic_schedule)(now)
+        ids = list(self.tasks)
+        if time.time() - last_presence >= orch.PRESENCE_REFRESH_S:
+            await self._sync_members()
+            ids = list(self.tasks)
+            await database_sync_to_async(orch.otto_roster_refresh)(ids)
+            last_presence = time.time()
+        for message in await database_sync_to_async(orch.otto_finished_due)(ids):
+            await self.layer.group_send(bus.name(bus.FINISHED), message)
+        return last_presence
+
+
+def iso_seconds(text: str) -> float:
+    return from_iso(text)
