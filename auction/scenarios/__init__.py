@@ -1,4 +1,12 @@
-"""Named, seeded scenarios as data files (dashboard.md C4): reading and checking them."""
+"""Named, seeded scenarios as data files (dashboard.md C4): reading and checking them.
+
+Pure (no Django): the database shell (``auction.services.scenarios``) and the in-memory
+cluster (``auction.sim.scenario``) load the same files. Besides explicit lists a file may
+hold ``lrp_groups`` (many alike apps: ``{"prefix": "app-", "count": 200, "width": 3,
+...app fields}`` gives app-001 ... app-200), an ``auction`` block (the auctioneer's
+settings, e.g. the in-flight cap) and a ``timeline`` of timed chaos and deploys
+(``{"at": 60, "action": "zone_fail", "zone": "z3"}``).
+"""
 
 from __future__ import annotations
 
@@ -24,6 +32,20 @@ class Scenario:
 _TOP = {
     "name": str, "title": str, "description": str, "seed": int, "zones": list,
     "cell_defaults": dict, "cells": list, "domains": list, "desired_lrps": list, "tasks": list,
+    "otto": dict,
+    "lrp_groups": list, "auction": dict, "timeline": list, "watch": str,
+}
+_AUCTION = {
+    "starting_container_weight": (int, float), "bin_pack_first_fit_weight": (int, float),
+    "starting_container_count_maximum": int, "locality_offset": int, "placement_strategy": str,
+}
+_GROUP_KEYS = {"prefix": str, "count": int, "first": int, "width": int}
+# action -> its arguments and their types
+ACTIONS: dict[str, dict[str, Any]] = {
+    "cell_fail": {"cell": str}, "cell_restore": {"cell": str}, "cell_drain": {"cell": str},
+    "zone_fail": {"zone": str}, "zone_restore": {"zone": str},
+    "crash": {"process_guid": str, "index": int},
+    "desire_lrps": {"desired_lrps": list, "lrp_groups": list},
 }
 _REQUIRED_TOP = ("name", "zones", "cells")
 _CELL = {
@@ -31,6 +53,7 @@ _CELL = {
     "containers": int, "preloaded_rootfses": list, "rootfs_providers": list,
     "volume_drivers": list, "placement_tags": list, "optional_placement_tags": list,
     "proxy_memory_mb": int, "state": str,
+    "cores": int, "docker_build": bool, "hourly_cost": (int, float), "speed": (int, float),
 }
 _DOMAIN = {"name": str, "ttl": (int, float)}
 
@@ -87,3 +110,53 @@ def check(data: Any, where: str) -> None:
         for i, item in enumerate(data.get(key, [])):
             if not isinstance(item, dict) or ident not in item:
                 raise ScenarioError(f"{where}.{key}[{i}].{ident}: missing")
+    _check_groups(data.get("lrp_groups", []), f"{where}.lrp_groups")
+    if "auction" in data:
+        _check_object(data["auction"], _AUCTION, f"{where}.auction", ())
+    for i, step in enumerate(data.get("timeline", [])):
+        at = f"{where}.timeline[{i}]"
+        if not isinstance(step, dict):
+            raise ScenarioError(f"{at}: expected an object")
+        action = step.get("action")
+        if action not in ACTIONS:
+            raise ScenarioError(f"{at}.action: expected one of {', '.join(sorted(ACTIONS))}")
+        when = step.get("at")
+        if isinstance(when, bool) or not isinstance(when, (int, float)) or when < 0:
+            raise ScenarioError(f"{at}.at: expected sim seconds >= 0")
+        args = {k: v for k, v in step.items() if k not in ("at", "action")}
+        required = () if action == "desire_lrps" else tuple(ACTIONS[action])
+        _check_object(args, ACTIONS[action], at, required)
+        if action == "desire_lrps":
+            _check_groups(args.get("lrp_groups", []), f"{at}.lrp_groups")
+
+
+def _check_groups(groups: list[Any], where: str) -> None:
+    for i, group in enumerate(groups):
+        if not isinstance(group, dict):
+            raise ScenarioError(f"{where}[{i}]: expected an object")
+        for key in ("prefix", "count"):
+            if key not in group:
+                raise ScenarioError(f"{where}[{i}].{key}: missing")
+        for key, kind in _GROUP_KEYS.items():
+            if key in group and (isinstance(group[key], bool) or not isinstance(group[key], kind)):
+                raise ScenarioError(f"{where}[{i}].{key}: wrong type")
+        if group["count"] < 0 or group["count"] > 100_000:
+            raise ScenarioError(f"{where}[{i}].count: expected 0 to 100000")
+
+
+def desired_lrps(block: dict[str, Any]) -> list[dict[str, Any]]:
+    """The explicit ``desired_lrps`` then each ``lrp_groups`` entry expanded, in order."""
+    specs = [dict(spec) for spec in block.get("desired_lrps", [])]
+    for group in block.get("lrp_groups", []):
+        template = {k: v for k, v in group.items() if k not in _GROUP_KEYS}
+        first, width = group.get("first", 1), group.get("width", 0)
+        for n in range(first, first + group["count"]):
+            specs.append({**template, "process_guid": f"{group['prefix']}{n:0{width}d}"})
+    return specs
+
+
+def timeline(data: dict[str, Any]) -> list[tuple[float, str, dict[str, Any]]]:
+    """The timed actions, in time order (equal times keep file order)."""
+    steps = [(float(step["at"]), step["action"], {k: v for k, v in step.items() if k not in ("at", "action")})
+             for step in data.get("timeline", [])]
+    return sorted(steps, key=lambda s: s[0])

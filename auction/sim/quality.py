@@ -1,0 +1,161 @@
+"""Quality metrics of auction.md 9, per auction and per simulation run.
+
+Per auction they come straight from the engine's ``quality`` functions. Per run (what
+the comparison panes show, dashboard.md S2) they summarise a whole ``World``: the
+distribution score of the first auction's fetch (initial) and of the cluster now
+(final, with the ideal 0), zone skew of the cluster now, failures by reason, wait,
+attempts and communications accumulated over every auction.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from auction.engine import (
+    AuctionResult,
+    CellState,
+    LRPWork,
+    ZoneSkew,
+    communications,
+    distribution_score,
+    failure_summary,
+    final_memory_in_use,
+    identifier,
+    memory_in_use,
+    spread,
+    wait_times,
+    zone_skew,
+)
+
+if TYPE_CHECKING:
+    from auction.sim.world import World
+
+
+@dataclass(frozen=True, slots=True)
+class AuctionStats:
+    distribution_initial: float
+    distribution_final: float
+    worst_skew: int
+    worst_app: str | None
+    apps_skew_over_one: int
+    failed: int
+    failed_fraction: float
+    failures_by_error: dict[str, int]
+    wait: dict[str, float]
+    attempts: dict[str, float]
+    communications: int
+    auctions_per_second: float
+
+
+def batch_zone_skew(cells: Sequence[CellState], result: AuctionResult) -> ZoneSkew:
+    """``zone_skew`` (auction.md 9) restricted to the apps of this batch: only their skew
+    can change in this auction, and a 10,000-instance cluster would otherwise recount
+    every app per auction. The run metrics report the whole cluster's skew."""
+    guids = {item.process_guid for item in result.items if type(item) is LRPWork}
+    zones = sorted({c.zone for c in cells})
+    if not guids or not zones:
+        return ZoneSkew({}, None, 0, 0)
+    counts: dict[str, Counter[str]] = {}
+    for cell in cells:
+        for guid in cell.lrps:
+            if guid in guids:
+                counts.setdefault(guid, Counter())[cell.zone] += 1
+    zone_of = {c.cell_id: c.zone for c in cells}
+    for item in result.items:
+        cell_id = result.placements.get(identifier(item))
+        if cell_id is not None and type(item) is LRPWork:
+            counts.setdefault(item.process_guid, Counter())[zone_of[cell_id]] += 1
+    per_app = {g: max(c[z] for z in zones) - min(c[z] for z in zones) for g, c in sorted(counts.items())}
+    worst = max(per_app, key=lambda g: per_app[g], default=None)
+    return ZoneSkew(per_app, worst, per_app[worst] if worst else 0, sum(1 for v in per_app.values() if v > 1))
+
+
+def auction_stats(cells: Sequence[CellState], result: AuctionResult, queue_times: Mapping[str, float],
+                  attempts: Mapping[str, int], now: float, *, wall_seconds: float) -> AuctionStats:
+    skew = batch_zone_skew(cells, result)
+    failures = failure_summary(result)
+    items = len(result.placements) + len(result.failures)
+    return AuctionStats(
+        distribution_initial=distribution_score(memory_in_use(cells)),
+        distribution_final=distribution_score(final_memory_in_use(cells, result)),
+        worst_skew=skew.worst_skew, worst_app=skew.worst_app, apps_skew_over_one=skew.apps_over_one,
+        failed=failures.count, failed_fraction=failures.fraction, failures_by_error=failures.by_error,
+        wait=wait_times(queue_times, result, now),
+        attempts=spread(attempts[i] for i in result.order if i in attempts),
+        communications=communications(result, len(cells)),
+        auctions_per_second=items / wall_seconds if wall_seconds > 0 else 0.0,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RunMetrics:
+    """One comparison pane's numbers (auction.md 9 over a run; dashboard.md S2)."""
+
+    strategy: str
+    placed: int
+    unplaced: int
+    distribution_initial: float
+    distribution_final: float
+    worst_skew: int
+    worst_app: str | None
+    apps_skew_over_one: int
+    failures: int
+    failures_by_error: dict[str, int]
+    wait: dict[str, float]
+    attempts: dict[str, float]
+    communications: int
+    auctions: int
+    instances_per_cell: dict[str, int]
+
+    # Lower is better for every compared metric; "placed" is the one higher-is-better.
+    COMPARED = ("distribution_final", "worst_skew", "apps_skew_over_one", "failures",
+                "wait_mean", "attempts_mean", "communications")
+
+    def value(self, name: str) -> float:
+        if name == "wait_mean":
+            return self.wait["mean"]
+        if name == "attempts_mean":
+            return self.attempts["mean"]
+        return float(getattr(self, name))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "strategy": self.strategy, "placed": self.placed, "unplaced": self.unplaced,
+            "distribution_initial": self.distribution_initial,
+            "distribution_final": self.distribution_final,
+            "worst_skew": self.worst_skew, "worst_app": self.worst_app,
+            "apps_skew_over_one": self.apps_skew_over_one, "failures": self.failures,
+            "failures_by_error": dict(self.failures_by_error), "wait": dict(self.wait),
+            "attempts": dict(self.attempts), "communications": self.communications,
+            "auctions": self.auctions,
+        }
+
+
+def run_metrics(world: World) -> RunMetrics:
+    """The run so far, measured over every cell the cluster has (failed ones included:
+    their emptiness is part of the spread the strategy left)."""
+    states = world.cell_states(sorted(world.cells.values(), key=lambda c: (c.zone, c.index, c.cell_id)))
+    skew = zone_skew(states)
+    placed = sum(1 for r in world.rows.values() if r.presence == "ORDINARY" and r.state in ("CLAIMED", "RUNNING"))
+    unplaced = sum(1 for r in world.rows.values() if r.presence == "ORDINARY" and r.state == "UNCLAIMED")
+    initial = world.initial_distribution if world.initial_distribution is not None else 0.0
+    return RunMetrics(
+        strategy=world.config.placement_strategy,
+        placed=placed, unplaced=unplaced,
+        distribution_initial=initial,
+        distribution_final=distribution_score(memory_in_use(states)),
+        worst_skew=skew.worst_skew, worst_app=skew.worst_app, apps_skew_over_one=skew.apps_over_one,
+        failures=sum(world.failures_by_error.values()),
+        failures_by_error=dict(sorted(world.failures_by_error.items())),
+        wait=spread(world.waits), attempts=spread(world.attempts),
+        communications=world.communications, auctions=len(world.auctions),
+        instances_per_cell={s.cell_id: len(s.lrps) for s in states},
+    )
+
+
+def best_values(metrics: Sequence[RunMetrics]) -> dict[str, float]:
+    """The best (lowest) value of each compared metric across panes, for the icon."""
+    return {name: min(m.value(name) for m in metrics) for name in RunMetrics.COMPARED} if metrics else {}

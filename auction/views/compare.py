@@ -1,0 +1,189 @@
+"""The strategy comparison page (dashboard.md S1/S2): 2-4 panes, cloned in-memory worlds.
+
+Everything the page shows follows from its URL (strategies, scenario, seed, sim time,
+weights, objective), so a reload or a shared link replays the same comparison: the
+worlds are seeded and rebuilt per request, never kept on the server.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from auction import scenarios
+from auction.bbs import types as core
+from auction.engine import STRATEGIES, ObjectiveConfig
+from auction.selectors.clock import clock_view
+from auction.selectors.palette import app_colour, app_pattern
+from auction.sim.clock import format_sim_time
+from auction.sim.compare import (
+    METRIC_ROWS,
+    CompareError,
+    Comparison,
+    Pane,
+    PaneSpec,
+    compare,
+    metric_text,
+    parse_strategies,
+)
+from auction.sim.world import World
+
+DEFAULT_STRATEGIES = ("diego", "dea", "objective", "random")
+DEFAULT_SCENARIO = "cold-start"
+TRAY_CHIPS = 20
+STEPS = (10, 30, 60, 300)
+
+
+def _number(request: HttpRequest, name: str, default: float) -> float:
+    raw = request.GET.get(name, "").strip()
+    if raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise CompareError(f"{name}: expected a number, got {raw[:40]!r}") from None
+    if not math.isfinite(value):
+        raise CompareError(f"{name}: expected a finite number")
+    return value
+
+
+def _specs(request: HttpRequest, names: list[str]) -> list[PaneSpec]:
+    defaults = ObjectiveConfig()
+    objective = ObjectiveConfig(
+        expression=request.GET.get("objective.f", defaults.expression)[:1000],
+        alpha=_number(request, "objective.alpha", defaults.alpha),
+        beta=_number(request, "objective.beta", defaults.beta),
+        gamma=_number(request, "objective.gamma", defaults.gamma),
+        delta=_number(request, "objective.delta", defaults.delta),
+    )
+    specs = []
+    for name in names:
+        spec = PaneSpec(name, objective=objective)
+        if name == "diego":
+            spec = PaneSpec(name, _number(request, "diego.scw", 0.25), _number(request, "diego.bpw", 0.0), objective)
+        specs.append(spec)
+    return specs
+
+
+def compare_page(request: HttpRequest) -> HttpResponse:
+    params = request.GET
+    context: dict[str, Any] = {
+        "page": "compare", "live_view": "compare", "clock": clock_view(), "all_strategies": STRATEGIES,
+        "scenarios": scenarios.available(), "objective_default": ObjectiveConfig(), "steps": STEPS,
+    }
+    status = 200
+    try:
+        names = parse_strategies(params.getlist("strategies") or [",".join(DEFAULT_STRATEGIES)])
+        context["chosen"] = names
+        name = params.get("scenario", DEFAULT_SCENARIO)
+        if name not in scenarios.available():
+            raise CompareError(f"unknown scenario {name!r}; known: {', '.join(scenarios.available())}")
+        seed_raw = params.get("seed", "").strip()
+        if seed_raw and not seed_raw.lstrip("-").isdigit():
+            raise CompareError(f"seed: expected an integer, got {seed_raw[:40]!r}")
+        seed = int(seed_raw) if seed_raw else None
+        until = _number(request, "t", 60.0)
+        specs = _specs(request, names)
+        result = compare(name, specs, seed=seed, until=until)
+        context.update(_read_model(result, params))
+    except CompareError as exc:
+        context["error"] = str(exc)
+        context.setdefault("chosen", list(DEFAULT_STRATEGIES))
+        status = 400
+    context["form"] = {k: params.get(k, "") for k in (
+        "scenario", "seed", "t", "diego.scw", "diego.bpw", "objective.f", "objective.alpha",
+        "objective.beta", "objective.gamma", "objective.delta")}
+    return render(request, "compare/page.html", context, status=status)
+
+
+def _read_model(result: Comparison, params: Any) -> dict[str, Any]:
+    base = params.copy()
+    base.setlist("strategies", [",".join(p.spec.strategy for p in result.panes)])
+
+    def at(t: float) -> str:
+        query = base.copy()
+        query["t"] = f"{max(0.0, t):g}"
+        return "?" + query.urlencode()
+
+    return {
+        "cmp": result,
+        "now_text": format_sim_time(result.until),
+        "step_links": [(f"+{s} s", at(result.until + s)) for s in STEPS],
+        "reset_link": at(0),
+        "panes": [_pane(result, p) for p in result.panes],
+        "metric_rows": METRIC_ROWS,
+        "watch": result.scenario.data.get("watch", ""),
+    }
+
+
+def _pane(result: Comparison, pane: Pane) -> dict[str, Any]:
+    out: dict[str, Any] = {"strategy": pane.spec.strategy, "spec": pane.spec, "error": pane.error}
+    if pane.world is None or pane.metrics is None:
+        return out
+    out["metrics"] = [
+        {"name": name, "label": label, "text": metric_text(pane.metrics, name),
+         "best": name != "placed" and result.is_best(pane, name)}
+        for name, label in METRIC_ROWS
+    ]
+    out["placed"] = pane.metrics.placed
+    out["distribution"] = f"{pane.metrics.distribution_final:.6f}"
+    out["zones"] = _grid(pane.world)
+    out["tray"], out["unplaced"] = _tray(pane.world)
+    return out
+
+
+def _grid(world: World) -> list[dict[str, Any]]:
+    """Dense rows (dashboard.md G8): one 8 px bar per cell, blocks at their share of memory."""
+    apps = world.apps
+    blocks: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in sorted(world.rows.values(), key=lambda r: (r.process_guid, r.index, r.presence)):
+        if row.state == core.UNCLAIMED or row.cell_id not in world.cells:
+            continue
+        app = apps.get(row.process_guid)
+        memory = app.memory_mb if app else 0
+        blocks[row.cell_id].append({
+            "ident": core.lrp_id(row.key), "state": row.state, "presence": row.presence,
+            "pct": 100.0 * memory / world.cells[row.cell_id].memory_mb,
+            "colour": app_colour(row.process_guid), "pattern": app_pattern(row.process_guid),
+        })
+    for sim_task in world.tasks.values():
+        task = sim_task.task
+        if task.state == core.TASK_RUNNING and task.cell_id in world.cells:
+            blocks[task.cell_id].append({
+                "ident": task.task_guid, "state": "TASK", "presence": "ORDINARY",
+                "pct": 100.0 * sim_task.memory_mb / world.cells[task.cell_id].memory_mb,
+                "colour": "#9aa4b2", "pattern": 0,
+            })
+    zones: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for cell in sorted(world.cells.values(), key=lambda c: (c.zone, c.index, c.cell_id)):
+        cell_blocks = blocks.get(cell.cell_id, [])
+        state = cell.state if cell.has_presence(world.now) or cell.state != "healthy" else "missing"
+        zones[cell.zone].append({
+            "cell_id": cell.cell_id, "state": state, "blocks": cell_blocks,
+            "instances": sum(1 for b in cell_blocks if b["state"] != "TASK"),
+            "reserved_pct": min(100.0, sum(b["pct"] for b in cell_blocks)),
+        })
+    return [{"name": z, "cells": cells} for z, cells in sorted(zones.items())]
+
+
+def _tray(world: World) -> tuple[list[dict[str, Any]], int]:
+    """Unplaced work by reason (dashboard.md G6): exact placement error, awaiting auction,
+    back-off (CRASHED waiting for its restart)."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for row in sorted(world.rows.values(), key=lambda r: (r.process_guid, r.index)):
+        if row.presence != core.ORDINARY:
+            continue
+        if row.state == core.UNCLAIMED:
+            groups[row.placement_error or "awaiting auction"].append(core.lrp_id(row.key))
+        elif row.state == core.CRASHED:
+            groups["back-off"].append(core.lrp_id(row.key))
+    for guid, sim_task in sorted(world.tasks.items()):
+        if sim_task.task.state == core.PENDING:
+            groups[sim_task.task.rejection_reason or "awaiting auction"].append(guid)
+    tray = [{"reason": reason, "count": len(items), "chips": items[:TRAY_CHIPS],
+             "more": max(0, len(items) - TRAY_CHIPS)} for reason, items in sorted(groups.items())]
+    return tray, sum(g["count"] for g in tray)
