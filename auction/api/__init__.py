@@ -1,0 +1,1 @@
+"""The JSON API under /api/v1/, shaped like Diego's BBS external API."""
