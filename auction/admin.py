@@ -13,10 +13,27 @@ from django.db.models import Count, QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest, HttpResponseRedirect
 
-from auction.models import ActualLRP, Cell, DesiredLRP, Domain, SimClock, Task, Zone
+from auction.models import (
+    ActualLRP,
+    ApiToken,
+    AuctionRun,
+    AuditEntry,
+    BBSEvent,
+    Cell,
+    ConvergenceRun,
+    DesiredLRP,
+    Domain,
+    OttoAuction,
+    OttoBid,
+    OttoOrchestrator,
+    SimClock,
+    Task,
+    Zone,
+)
 from auction.models.lrps import IMMUTABLE_DESIRED_FIELDS
 from auction.selectors.clock import sim_now
 from auction.services.clock import clock_configure
+from auction.services.domains import domain_upsert
 from auction.services.errors import BBSError
 from auction.services.lrps import (
     SIMULATION_FIELDS,
@@ -24,6 +41,7 @@ from auction.services.lrps import (
     desired_lrp_simulation_update,
     desired_lrp_update,
 )
+from auction.services.otto import task_placement_mode_set
 from auction.services.tasks import task_desire
 
 
@@ -52,6 +70,7 @@ class CellAdmin(admin.ModelAdmin):
         ("Capacity", {"fields": ("memory_mb", "disk_mb", "containers", "proxy_memory_mb")}),
         ("What it can run", {"fields": ("preloaded_rootfses", "rootfs_providers", "volume_drivers",
                                         "placement_tags", "optional_placement_tags")}),
+        ("Otto (otto.md 4)", {"fields": ("cores", "docker_build", "hourly_cost", "speed", "elastic")}),
     )
 
 
@@ -113,14 +132,15 @@ class DesiredLRPAdmin(ServiceBackedAdmin):
         if change:
             update = {name: form.cleaned_data[name] for name in ("instances", "routes", "annotation")
                       if name in form.changed_data}
-            saved = desired_lrp_update(obj.process_guid, update)
+            saved = desired_lrp_update(obj.process_guid, update, source="admin", user=request.user)
             knobs = {name: form.cleaned_data[name] for name in SIMULATION_FIELDS
                      if name in form.changed_data}
             if knobs:
-                desired_lrp_simulation_update(obj.process_guid, knobs)
+                desired_lrp_simulation_update(obj.process_guid, knobs, source="admin",
+                                              user=request.user)
         else:
             spec = {name: form.cleaned_data[name] for name in form.fields if name in form.cleaned_data}
-            saved = desired_lrp_desire(spec)
+            saved = desired_lrp_desire(spec, source="admin", user=request.user)
         obj.pk = saved.pk
         obj.modification_tag_index = saved.modification_tag_index
 
@@ -190,11 +210,13 @@ class TaskAdmin(ServiceBackedAdmin):
 
     def save_model(self, request: HttpRequest, obj: Task, form: ModelForm, change: bool) -> None:
         if change:
-            Task.objects.filter(pk=obj.pk, state=Task.State.PENDING).update(
-                placement_mode=obj.placement_mode)
+            try:
+                task_placement_mode_set(obj.task_guid, obj.placement_mode)
+            except BBSError as exc:
+                self.message_user(request, exc.message, messages.ERROR)
             return
         spec = {name: form.cleaned_data[name] for name in form.fields if name in form.cleaned_data}
-        obj.pk = task_desire(spec).pk
+        obj.pk = task_desire(spec, source="admin", user=request.user).pk
 
 
 @admin.register(Domain)
@@ -207,10 +229,14 @@ class DomainAdmin(admin.ModelAdmin):
     def fresh_now(self, domain: Domain) -> bool:
         return domain.is_fresh(sim_now())
 
+    def get_readonly_fields(self, request: HttpRequest, obj: Domain | None = None) -> tuple[str, ...]:
+        # The name is the key: another name is another domain.
+        return ("expires_at", "name") if obj is not None else ("expires_at",)
+
     def save_model(self, request: HttpRequest, obj: Domain, form: ModelForm, change: bool) -> None:
         # An admin save is an upsert: expiry = now + ttl, 0 = never (bbs.md 5).
-        obj.expires_at = None if obj.ttl_s == 0 else sim_now() + obj.ttl_s
-        super().save_model(request, obj, form, change)
+        saved = domain_upsert(obj.name, obj.ttl_s, source="admin", user=request.user)
+        obj.pk, obj.expires_at = saved.pk, saved.expires_at
 
 
 @admin.register(SimClock)
@@ -228,3 +254,92 @@ class SimClockAdmin(admin.ModelAdmin):
         # Re-anchor so a speed or pause change never makes sim time jump.
         clock_configure(speed=obj.speed, paused=obj.paused,
                         convergence_interval_s=obj.convergence_interval_s)
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Per-operator tokens for scripts (issue 5). The raw token is shown once, on creation."""
+
+    list_display = ("name", "user", "prefix", "created", "last_used", "revoked")
+    list_filter = ("revoked",)
+    fields = ("user", "name", "revoked")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: ApiToken | None = None) -> tuple[str, ...]:
+        return ("user", "name") if obj is not None else ()
+
+    def save_model(self, request: HttpRequest, obj: ApiToken, form: ModelForm, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        token, raw = ApiToken.issue(obj.user, obj.name)
+        obj.pk, obj.prefix, obj.digest = token.pk, token.prefix, token.digest
+        self.message_user(
+            request, f"Token for {obj.user}: {raw}  (copy it now: it is not shown again). "
+            f"Use it as: Authorization: Bearer {raw}", messages.WARNING)
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Records of what happened: shown, never edited (dashboard.md AD1)."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(ReadOnlyAdmin):
+    """The trail of who changed what (dashboard.md AD1, AD4)."""
+
+    list_display = ("wall", "sim", "user", "source", "action", "target")
+    list_filter = ("source", "action")
+    search_fields = ("target",)
+
+
+@admin.register(AuctionRun)
+class AuctionRunAdmin(ReadOnlyAdmin):
+    list_display = ("id", "started_at", "trigger", "strategy", "items", "placed", "failed", "duration_ms")
+    list_filter = ("trigger", "strategy")
+
+
+@admin.register(ConvergenceRun)
+class ConvergenceRunAdmin(ReadOnlyAdmin):
+    list_display = ("id", "at", "duration_ns")
+
+
+@admin.register(BBSEvent)
+class BBSEventAdmin(ReadOnlyAdmin):
+    list_display = ("id", "at", "type", "key", "cell_id")
+    list_filter = ("type",)
+    search_fields = ("key", "cell_id")
+
+
+class OttoBidInline(admin.TabularInline):
+    model = OttoBid
+    extra = 0
+    can_delete = False
+    fields = ("attempt", "bidder", "kind", "cost", "status", "reason", "received_at", "sent_at")
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(OttoAuction)
+class OttoAuctionAdmin(ReadOnlyAdmin):
+    list_display = ("auction_id", "task_guid", "state", "attempt", "announcements", "winner", "cost",
+                    "ends", "start_by", "failure_reason")
+    list_filter = ("state",)
+    search_fields = ("auction_id", "task_guid", "winner")
+    inlines = [OttoBidInline]
+
+
+@admin.register(OttoOrchestrator)
+class OttoOrchestratorAdmin(ReadOnlyAdmin):
+    list_display = ("client_id", "kind", "cell_id", "enabled", "rate_per_hour", "speed", "wins",
+                    "start_timeouts", "declines")
+    list_filter = ("kind", "enabled")

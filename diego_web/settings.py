@@ -104,6 +104,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "auction.context_processors.live",
+                "auction.context_processors.shared_chrome",
             ],
         },
     },
@@ -126,6 +127,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
     # ChannelsLiveServerTestCase and the process tests need a file, not :memory:.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
+else:
+    # Named explicitly: ChannelsLiveServerTestCase's forked daphne derives the test database
+    # from TEST NAME, else from NAME, which the test runner has already renamed by then.
+    DATABASES["default"].setdefault("TEST", {})
+    DATABASES["default"]["TEST"].setdefault("NAME", f"test_{DATABASES['default']['NAME']}")
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -166,7 +172,17 @@ CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
         "CONFIG": {"hosts": [_redis.channels_host(DB_CHANNELS)], "capacity": 100, "expiry": 60},
-    }
+    },
+    # Otto's event bus (otto.md 2): list-backed queues; bids and inboxes hold more.
+    "otto": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        # redis-py's default 5 s socket timeout races the layer's 5 s BZPOPMIN: give reads longer.
+        # Each orchestrator blocks one connection on its inbox: more than the default 100.
+        "CONFIG": {"hosts": [{**_redis.channels_host(DB_CHANNELS), "socket_timeout": 30,
+                              "max_connections": 2000}],
+                   "capacity": 100, "expiry": 60,
+                   "channel_capacity": {"otto.*.tasks.bids": 1000, "otto.*.inbox.*": 2000}},
+    },
 }
 
 CELERY_BROKER_URL = _redis.celery(DB_BROKER)
@@ -183,6 +199,8 @@ CELERY_TASK_IGNORE_RESULT = True
 # One live cluster ("world") in the database; group names carry it so comparison worlds
 # can join the same live protocol later (dashboard.md L2).
 DIEGO_WORLD = env_str("DIEGO_WORLD", "main")
+# The JSON API: reads are public on a demo; set 0 to require a session or token for reads too.
+DIEGO_API_PUBLIC_READS = env_bool("DIEGO_API_PUBLIC_READS", True)
 # How often beat ticks the simulated clock (wall seconds).
 DIEGO_TICK_SECONDS = env_float("DIEGO_TICK_SECONDS", 1.0)
 # Declared here so a fresh database gets it; django-celery-beat's DatabaseScheduler

@@ -21,7 +21,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def wanted_processes(environ: dict[str, str]) -> list[str]:
-    names = ["redis", "web", "worker", "beat"]
+    # The Otto auctioneer and orchestrators (otto.md 1) run beside the Diego loop, unless
+    # DIEGO_OTTO=0 (they run elsewhere, or a test starts them itself, in its own order).
+    names = ["redis", "web", "worker", "beat", "otto", "orchestrators"]
+    if environ.get("DIEGO_OTTO", "1").lower() in ("0", "false", "no", "off"):
+        names = names[:4]
     return names[1:] if environ.get("REDIS_URL") else names
 
 

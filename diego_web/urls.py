@@ -7,5 +7,6 @@ admin.site.index_title = "Cluster and desired state"
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("api/v1/", include("auction.api.urls")),
     path("", include("auction.urls")),
 ]

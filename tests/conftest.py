@@ -61,6 +61,9 @@ def _in_process_backends(redis_socket: str) -> Iterator[None]:
     from auction.services.work import set_trigger_suppressed
 
     set_trigger_suppressed(True)
+    from auction.services.callbacks import set_dispatch_suppressed
+
+    set_dispatch_suppressed(True)
     # Logging in is not what these tests measure.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     celery_app.conf.update(broker_url="memory://", result_backend="cache+memory://",

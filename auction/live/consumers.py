@@ -1,55 +1,170 @@
-"""The one websocket a page opens (dashboard.md 10): snapshot first, then frames."""
+"""The one websocket a page opens (dashboard.md 10): snapshot first, then merged frames.
+
+- L1: on connect, every joined group's region rendered from the page's templates.
+- L2: the view decides the groups (auction/live/views.py).
+- L3: frames from all groups are merged: at most one websocket message per
+  ``MIN_INTERVAL_S``, so a browser receives at most 4 frames/s whatever the burst.
+- L4: frames are numbered per group; parts are joined; a gap (channels_redis drops
+  sends to a full channel) re-snapshots that group's region only.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import time
 from typing import Any
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from auction.live.fragments import clock_fragment, grid_fragments
+from auction.live.coalescer import SEP, group_seq, runner, viewers_change
 from auction.live.groups import group
-from auction.selectors.clock import clock_view
+from auction.live.views import LiveParams, region_html, topics_for
 
-# What each page shows, hence which groups it joins.
-VIEW_TOPICS: dict[str, tuple[str, ...]] = {
-    "grid": ("clock", "zones", "tray", "metrics"),
-    "kiosk": ("clock", "zones", "tray", "metrics"),
-}
-DEFAULT_VIEW = "grid"
+MIN_INTERVAL_S = 0.25
+# Frames of one tick for different groups arrive within milliseconds: wait this long
+# for the rest so they leave together.
+GATHER_S = 0.02
+# daphne (autobahn) refuses websocket messages over 1 MiB: a larger merge is cut on
+# fragment boundaries and the rest waits for the next flush (still <= 4 messages/s).
+MESSAGE_MAX = 900 * 1024
+
+
+def pack(fragments: list[str], limit: int = MESSAGE_MAX) -> tuple[str, list[str]]:
+    """As many whole fragments as fit in ``limit`` bytes (at least one), and the rest."""
+    size, n = 0, 0
+    for fragment in fragments:
+        size += len(fragment.encode()) + len(SEP)
+        if n and size > limit:
+            break
+        n += 1
+    return SEP.join(fragments[:n]), fragments[n:]
 
 
 class LiveConsumer(AsyncWebsocketConsumer):
-    groups_joined: list[str]
+    params: LiveParams
+    topics: list[str]
 
     async def connect(self) -> None:
         query = parse_qs(self.scope.get("query_string", b"").decode())
-        view = query.get("view", [DEFAULT_VIEW])[0]
-        topics = VIEW_TOPICS.get(view, VIEW_TOPICS[DEFAULT_VIEW])
-        self.groups_joined = [group(topic) for topic in topics]
-        for name in self.groups_joined:
-            await self.channel_layer.group_add(name, self.channel_name)
+        self.params = LiveParams.parse(query)
+        self.topics = await database_sync_to_async(topics_for)(self.params)
+        self.seq: dict[str, int] = {}
+        self.parts: dict[str, list[bytes]] = {}
+        self.pending: dict[str, list[str]] = {}
+        self.outbox: list[str] = []
+        self.resync: set[str] = set()
+        self.last_sent = 0.0
+        self.flusher: asyncio.Task[None] | None = None
+        self.frames_sent = 0
+        for topic in self.topics:
+            await self.channel_layer.group_add(group(topic), self.channel_name)
         await self.accept()
+        await database_sync_to_async(viewers_change)(self.topics, 1)
+        runner.joined()
         # Snapshot first (L1): whatever happened between the page render and the
-        # socket opening is covered by this frame.
-        await self.send(text_data=await self._snapshot())
+        # socket opening is covered by this frame (several messages if it is huge).
+        rest = (await database_sync_to_async(self._regions)(self.topics)).split(SEP)
+        while rest:
+            text, rest = pack(rest)
+            await self._send(text)
 
     async def disconnect(self, code: int) -> None:
-        for name in getattr(self, "groups_joined", []):
-            await self.channel_layer.group_discard(name, self.channel_name)
+        if not hasattr(self, "topics"):
+            return
+        runner.left()
+        if self.flusher is not None:
+            self.flusher.cancel()
+        await database_sync_to_async(viewers_change)(self.topics, -1)
+        for topic in self.topics:
+            await self.channel_layer.group_discard(group(topic), self.channel_name)
 
-    @database_sync_to_async
-    def _snapshot(self) -> str:
-        return clock_fragment(clock_view())
+    def _regions(self, topics: list[str]) -> str:
+        """Regions as they are now; frames numbered up to here are already in them."""
+        parts = []
+        for topic in topics:
+            self.seq[topic] = group_seq(topic)
+            parts.append(region_html(topic, self.params))
+        return SEP.join(p for p in parts if p)
 
-    async def live_cells(self, event: dict[str, Any]) -> None:
-        """Cells changed: send them re-rendered, with their zone headers and the tray."""
-        await self.send(text_data=await database_sync_to_async(grid_fragments)(event["cells"]))
+    async def _send(self, html: str) -> None:
+        self.last_sent = time.monotonic()
+        self.frames_sent += 1
+        await self.send(text_data=html)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        """Requests from the page: presenter state (C5). Everything else is ignored."""
+        if not text_data:
+            return
+        try:
+            message = json.loads(text_data)
+        except ValueError:
+            return
+        if isinstance(message, dict) and isinstance(message.get("present"), dict):
+            from auction.live.presenter import presenter_publish_state
+
+            user = self.scope.get("user")
+            await database_sync_to_async(presenter_publish_state)(user, message["present"])
+
+    async def live_frame(self, event: dict[str, Any]) -> None:
+        """A numbered frame (or part) for one of our groups."""
+        topic = event.get("topic")
+        if topic is None or "seq" not in event:
+            # A frame from an older sender: no numbering, pass it on merged.
+            self.pending.setdefault("", []).append(event.get("html", ""))
+            self._schedule()
+            return
+        seq = int(event["seq"])
+        known = self.seq.get(topic, 0)
+        if seq <= known:
+            return  # already in our snapshot of that region
+        if seq != known + 1:
+            self.resync.add(topic)  # L4: something was dropped; re-snapshot this region
+        self.seq[topic] = seq
+        if topic in self.resync:
+            self.parts.pop(topic, None)
+            self._schedule()
+            return
+        chunks = self.parts.setdefault(topic, [])
+        if event.get("part", 0) != len(chunks):
+            self.resync.add(topic)
+            self.parts.pop(topic, None)
+            self._schedule()
+            return
+        chunks.append(event["data"])
+        if len(chunks) == event.get("parts", 1):
+            self.pending.setdefault(topic, []).append(b"".join(self.parts.pop(topic)).decode())
+            self._schedule()
 
     async def live_events(self, event: dict[str, Any]) -> None:
         """New BBS events were stored; pages showing the feed read them (dashboard.md M2)."""
 
-    async def live_frame(self, event: dict[str, Any]) -> None:
-        """A rendered fragment for one of our groups: pass it through."""
-        await self.send(text_data=event["html"])
+    def _schedule(self) -> None:
+        if not (self.pending or self.resync or self.outbox):
+            return
+        if self.flusher is not None and not self.flusher.done():
+            return
+        delay = max(GATHER_S, self.last_sent + MIN_INTERVAL_S - time.monotonic())
+        self.flusher = asyncio.ensure_future(self._flush_after(delay))
+
+    async def _flush_after(self, delay: float) -> None:
+        await asyncio.sleep(delay)
+        resync = sorted(self.resync)
+        self.resync.clear()
+        pending, self.pending = self.pending, {}
+        html = []
+        if resync:
+            for topic in resync:
+                pending.pop(topic, None)  # the region supersedes its frames
+            html.append(await database_sync_to_async(self._regions)(resync))
+        for fragments in pending.values():
+            html += fragments
+        for chunk in html:
+            self.outbox += [f for f in chunk.split(SEP) if f.strip()]
+        if self.outbox:
+            text, self.outbox = pack(self.outbox)
+            await self._send(text)
+        self.flusher = None
+        self._schedule()  # what did not fit goes at the next flush

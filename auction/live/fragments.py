@@ -1,7 +1,8 @@
 """HTML fragments sent over the websocket, rendered from the page's own templates.
 
 htmx's ws extension swaps each top-level element out of band by its id, so every
-fragment template has a root element with a stable id and ``hx-swap-oob``.
+fragment template has a root element with a stable id and ``hx-swap-oob``. The same
+templates render the page, so a snapshot and a frame can never disagree (L1).
 """
 
 from __future__ import annotations
@@ -15,18 +16,65 @@ def clock_fragment(clock: ClockView) -> str:
     return render_to_string("partials/clock.html", {"clock": clock, "oob": True})
 
 
-def grid_fragments(cell_ids: list[str]) -> str:
-    """The changed cells, their zones' headers and the tray, for an out-of-band swap."""
-    from auction.selectors.grid import grid_snapshot
+def cell_fragment(cell) -> str:  # type: ignore[no-untyped-def]
+    return render_to_string("grid/cell.html", {"cell": cell, "oob": True})
 
-    grid = grid_snapshot()
-    wanted = set(cell_ids)
-    parts = []
-    for zone in grid.zones:
-        cells = [c for c in zone.cells if c.cell_id in wanted]
-        if not cells:
-            continue
-        parts.append(render_to_string("grid/zone.html", {"zone": zone, "oob": True}))
-        parts += [render_to_string("grid/cell.html", {"cell": c, "oob": True}) for c in cells]
-    parts.append(render_to_string("grid/tray.html", {"grid": grid, "oob": True}))
-    return "\n".join(parts)
+
+def zone_head_fragment(zone) -> str:  # type: ignore[no-untyped-def]
+    return render_to_string("grid/zone_head.html", {"zone": zone, "oob": True})
+
+
+def zone_section_fragment(zone) -> str:  # type: ignore[no-untyped-def]
+    """A whole zone (header and cells): the region a gap in ``zone.<z>`` re-sends (L4)."""
+    return render_to_string("grid/zone.html", {"zone": zone, "oob": True})
+
+
+def tile_fragment(tile) -> str:  # type: ignore[no-untyped-def]
+    return render_to_string("grid/tile.html", {"tile": tile, "oob": True})
+
+
+def tray_fragment() -> str:
+    from auction.selectors.grid import tray_groups
+
+    return render_to_string("grid/tray.html", {"tray": tray_groups(), "oob": True})
+
+
+def lrps_fragments() -> str:
+    """Desired vs actual (dashboard.md D1-D5): the table, domains, convergence and tasks."""
+    from auction.selectors.lrps import lrps_page
+
+    page = lrps_page()
+    ctx = {"lrps": page, "conv": page.convergence, "oob": True}
+    return "\n".join(render_to_string(name, ctx) for name in (
+        "lrps/table.html", "lrps/domains.html", "lrps/convergence.html", "lrps/tasks.html"))
+
+
+def metrics_fragment() -> str:
+    """The metrics header (M1) and the clock bar's next-pass countdown."""
+    from auction.selectors.clock import clock_row
+    from auction.selectors.lrps import next_pass_at
+    from auction.selectors.metrics import metrics_header
+
+    at = next_pass_at()
+    return "\n".join((
+        render_to_string("partials/metrics.html", {"metrics_header": metrics_header(), "oob": True}),
+        render_to_string("partials/controls_next.html", {
+            "next_pass_at": at, "next_pass_in": max(0.0, at - clock_row().now()), "oob": True}),
+    ))
+
+
+def feed_fragment() -> str:
+    """The newest feed rows (M2), into a hidden holder: the page decides whether to show
+    them or, while the feed is paused, to count them as "n new"."""
+    from auction.selectors.feed import feed_rows, newest_event_id
+
+    return render_to_string("partials/feed_incoming.html",
+                            {"feed_rows": feed_rows(), "feed_newest": newest_event_id()})
+
+
+def otto_board_fragment() -> str:
+    """The whole Otto board (lanes and roster): cards move between lanes, so lanes swap whole."""
+    from auction.selectors.clock import clock_view
+    from auction.selectors.otto import board
+
+    return render_to_string("otto/board.html", {"board": board(), "clock": clock_view(), "oob": True})

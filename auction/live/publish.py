@@ -1,31 +1,46 @@
-"""Publishing to the channel layer, always after the transaction commits.
+"""Publishing from services: mark what changed, after the transaction commits.
 
-Services are the only writers; they call ``publish_after_commit`` so a browser never
-sees a change that was rolled back (zulip's ``send_event_on_commit``). The database is
-the truth and the layer only notifies, so a Redis outage loses a frame, never data:
-send errors are logged, not raised into the service.
+Services never render and never send (dashboard.md L3). They only mark keys dirty in
+Redis (a set per world); the coalescer (auction/live/coalescer.py) renders each dirty
+element once per 250 ms tick, in its latest state, and sends one frame per group. A
+burst of 10,000 placements therefore costs one render per changed cell, not one
+frame per placement.
+
+Marks are made after commit (zulip's ``send_event_on_commit``) so a browser never sees
+a change that was rolled back. The database is the truth and Redis only notifies, so a
+Redis outage loses a frame, never data: errors are logged, not raised into the service.
+
+Dirty keys are ``<renderer>:<argument>``: ``cell:<cell_id>``, ``zone:<zone>``,
+``tile:<zone>``, ``tray``, ``clock``, and ``html:<group>|<element id>`` for a fragment a
+caller rendered itself (its latest HTML waits in Redis under that key).
 """
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import Any
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
+import redis
+from django.conf import settings
 from django.db import transaction
 
 log = logging.getLogger(__name__)
 
+# A stored fragment lives this long without a tick to take it (no viewer anywhere).
+STORED_TTL_S = 120
+_ROOT_ID = re.compile(r"""^\s*<[A-Za-z][\w-]*[^>]*?\sid=["']([^"']+)["']""")
 
 _suppressed = False
 
 
 @contextmanager
 def suppressed() -> Iterator[None]:
-    """No frames at all: for set-up commands that run before any server or browser."""
+    """No marks at all: for set-up commands that run before any server or browser."""
     global _suppressed
     previous, _suppressed = _suppressed, True
     try:
@@ -34,19 +49,118 @@ def suppressed() -> Iterator[None]:
         _suppressed = previous
 
 
-def send_now(group_name: str, message: dict[str, Any]) -> bool:
-    if _suppressed:
-        return False
-    layer = get_channel_layer()
-    if layer is None:
+@lru_cache(maxsize=4)
+def _client(url: str) -> redis.Redis:
+    return redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
+
+
+def state_redis() -> redis.Redis:
+    return _client(settings.REDIS_STATE_URL)
+
+
+def key_prefix(world: str | None = None) -> str:
+    return f"live:{world or settings.DIEGO_WORLD}"
+
+
+def dirty_set(world: str | None = None) -> str:
+    return f"{key_prefix(world)}:dirty"
+
+
+def wake_list(world: str | None = None) -> str:
+    """The coalescer blocks on this list between ticks, so a lone change waits no tick."""
+    return f"{key_prefix(world)}:wake"
+
+
+def stored_key(dirty_key: str, world: str | None = None) -> str:
+    return f"{key_prefix(world)}:store:{dirty_key}"
+
+
+def mark_dirty(*keys: str, stored: dict[str, str] | None = None) -> bool:
+    """Mark elements changed now. ``stored`` holds the payload of ``html:``/``msg:`` keys.
+
+    The payload is written before the mark, so a tick that sees the mark finds it.
+    """
+    if _suppressed or not keys:
         return False
     try:
-        async_to_sync(layer.group_send)(group_name, message)
-    except Exception as exc:  # noqa: BLE001 - a lost frame must not fail the write that caused it
-        log.warning("live publish to %s failed: %s", group_name, exc)
+        pipe = state_redis().pipeline(transaction=False)
+        for key, value in (stored or {}).items():
+            pipe.set(stored_key(key), value, ex=STORED_TTL_S)
+        pipe.sadd(dirty_set(), *keys)
+        # One wake-up token is enough however many marks arrive (the list stays <= 1).
+        pipe.lpush(wake_list(), 1)
+        pipe.ltrim(wake_list(), 0, 0)
+        pipe.execute()
+    except redis.RedisError as exc:
+        log.warning("live: marking %d keys dirty failed: %s", len(keys), exc)
         return False
     return True
 
 
+def mark_dirty_after_commit(*keys: str) -> None:
+    keys_ = tuple(keys)
+    transaction.on_commit(lambda: mark_dirty(*keys_))
+
+
+def cells_changed(cell_ids: Iterable[str]) -> tuple[str, ...]:
+    """The keys a change on these cells dirties: the cells, the tray (work moved) and
+    desired vs actual (instances changed state)."""
+    return (*(f"cell:{c}" for c in cell_ids), "tray", "lrps")
+
+
+# What stored BBS events change: the feed (M2), the metrics (M1), desired vs actual (D1).
+EVENTS_CHANGED = ("feed", "metrics", "lrps")
+
+
+def cells_changed_after_commit(cell_ids: Iterable[str]) -> None:
+    mark_dirty_after_commit(*cells_changed(list(cell_ids)))
+
+
+def topic_of(group_name: str) -> str:
+    """``w.<world>.zone.z1`` → ``zone.z1``."""
+    parts = group_name.split(".", 2)
+    return parts[2] if len(parts) == 3 and parts[0] == "w" else group_name
+
+
+def html_key(group_name: str, html: str) -> str:
+    """The dirty key of a caller-rendered fragment: its group and its root element's id.
+
+    Two fragments with the same id in one tick collapse to the latest (L3).
+    """
+    match = _ROOT_ID.match(html)
+    if match is None:
+        raise ValueError("a live fragment needs a root element with an id (it is swapped by id)")
+    return f"html:{topic_of(group_name)}|{match.group(1)}"
+
+
+def publish_html(group_name: str, html: str) -> bool:
+    """Send a fragment someone rendered (one root element with an id) at the next tick."""
+    key = html_key(group_name, html)
+    return mark_dirty(key, stored={key: html})
+
+
+def send_now(group_name: str, message: dict[str, Any]) -> bool:
+    """Route a channel-layer style message through the dirty keys (L3).
+
+    - ``live.frame`` with ``html``: the fragment, latest per element id;
+    - ``live.cells`` with ``cells``: those cells (re-rendered by the coalescer) and the tray;
+    - ``live.events``: the feed, the metrics and desired vs actual;
+    - anything else: the latest message of that type per group, forwarded at the tick.
+    """
+    kind = message.get("type")
+    if kind == "live.frame" and "html" in message:
+        return publish_html(group_name, message["html"])
+    if kind == "live.cells":
+        return mark_dirty(*cells_changed(message.get("cells", [])))
+    if kind == "live.events":
+        return mark_dirty(*EVENTS_CHANGED)
+    key = f"msg:{topic_of(group_name)}|{kind}"
+    return mark_dirty(key, stored={key: json.dumps(message)})
+
+
 def publish_after_commit(group_name: str, message: dict[str, Any]) -> None:
     transaction.on_commit(lambda: send_now(group_name, message))
+
+
+def publish_html_after_commit(group_name: str, html: str) -> None:
+    transaction.on_commit(lambda: publish_html(group_name, html))

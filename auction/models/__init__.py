@@ -4,11 +4,20 @@ from auction.models.clock import SimClock
 from auction.models.cluster import Cell, Zone
 from auction.models.domains import Domain
 from auction.models.lrps import ActualLRP, DesiredLRP
+from auction.models.otto import (
+    OttoAuction,
+    OttoBid,
+    OttoMarket,
+    OttoOrchestrator,
+    OttoTaskCapabilities,
+)
 from auction.models.records import AuctionRun, AuditEntry, BBSEvent, ConvergenceRun, Counter
 from auction.models.tasks import Task
+from auction.models.tokens import ApiToken
 from auction.models.work import PendingWork
 
 __all__ = [
-    "ActualLRP", "AuctionRun", "AuditEntry", "BBSEvent", "Cell", "ConvergenceRun", "Counter",
-    "DesiredLRP", "Domain", "PendingWork", "SimClock", "Task", "Zone",
+    "ActualLRP", "ApiToken", "AuctionRun", "AuditEntry", "BBSEvent", "Cell", "ConvergenceRun", "Counter",
+    "DesiredLRP", "Domain", "OttoAuction", "OttoBid", "OttoMarket", "OttoOrchestrator",
+    "OttoTaskCapabilities", "PendingWork", "SimClock", "Task", "Zone",
 ]

@@ -30,6 +30,8 @@ class SimClock(models.Model):
 
     class Meta:
         verbose_name = "simulated clock"
+        # Leading the followers' screens (dashboard.md C5).
+        permissions = [("present", "Can present: lead followers' screens")]
         constraints = [
             models.CheckConstraint(
                 condition=models.Q(speed__gte=0.25) & models.Q(speed__lte=100),

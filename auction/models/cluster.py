@@ -77,6 +77,13 @@ class Cell(models.Model):
     # Evacuation (bbs.md 6.3): when draining began and when the rep last synced.
     evacuating_since = models.FloatField(null=True, blank=True, editable=False)
     evacuation_synced_at = models.FloatField(null=True, blank=True, editable=False)
+    # Otto (otto.md 4): what an agent-orchestrator offers beyond Diego's dimensions.
+    # blank: a form that omits them keeps the defaults; clean() refuses an emptied one.
+    cores = models.IntegerField(default=4, blank=True)
+    docker_build = models.BooleanField(default=False)
+    hourly_cost = models.FloatField("rate per hour", default=0.10, blank=True)
+    speed = models.FloatField(default=1.0, blank=True)
+    elastic = models.BooleanField(default=False, help_text="Provisioned by the elastic Otto orchestrator.")
 
     class Meta:
         ordering = ["zone__name", "index", "cell_id"]
@@ -110,6 +117,10 @@ class Cell(models.Model):
         return self.presence_lost_at is None or now < self.presence_lost_at
 
     def clean(self) -> None:
+        otto = {name: "Invalid field: " + name for name in ("cores", "hourly_cost", "speed")
+                if getattr(self, name) is None or getattr(self, name) <= (0 if name != "hourly_cost" else -1e-12)}
+        if otto:
+            raise ValidationError(otto)
         raise_field_errors(
             cell_errors(
                 cell_id=self.cell_id,

@@ -27,6 +27,12 @@ class AuctionRun(models.Model):
     commit = models.JSONField(default=dict, help_text="cell → accepted / rejected / unreachable.")
     explanations = models.JSONField(null=True, blank=True)
     quality = models.JSONField(default=dict)
+    # The replay's strip and badges (dashboard.md A2, A3): ident → memory, kind, who asked,
+    # the previous error of a carried item, the cell an orphan came from, evacuation.
+    batch = models.JSONField(default=dict)
+    # How much of the decision record is kept: the newest auctions keep every verdict,
+    # older ones a summary per item (dashboard.md 2), big ones none.
+    detail = models.CharField(max_length=8, default="full", help_text="full, summary or none")
 
     class Meta:
         ordering = ["-id"]

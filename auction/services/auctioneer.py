@@ -42,14 +42,17 @@ from auction.models import ActualLRP, AuctionRun, BBSEvent, Cell, DesiredLRP, Pe
 from auction.selectors.bbs import TASK_COLUMNS, task_from_values
 from auction.selectors.cells import answering_cells, cell_loads, cell_states, free_resources
 from auction.selectors.clock import sim_now
+from auction.services.callbacks import task_callbacks_request
 from auction.services.counters import counters_add
 from auction.services.events import event_record, events_store
 from auction.services.locks import cluster_lock
 
-# Full decision records for replay only when the auction is small enough to show them
-# (dashboard.md 2: big auctions show the top cells and reason counts).
-EXPLAIN_MAX_ITEMS = 200
-EXPLAIN_MAX_CELLS = 200
+# Full decision records for replay only when the auction is small enough to keep them:
+# one verdict per (item, cell), at most as many as a 200-item auction over 200 cells, so a
+# handful of items over 1,000 cells is still replayable (dashboard.md A8).
+EXPLAIN_MAX_VERDICTS = 200 * 200
+# The newest auctions keep every verdict; older ones a summary per item (dashboard.md 2).
+KEEP_FULL_RECORDS = 20
 MAX_AUCTIONS_PER_RUN = 100
 
 
@@ -119,7 +122,10 @@ def _work_items(pending: Sequence[PendingWork]) -> tuple[list[Any], list[Pending
 
 
 def auction_once(trigger: str = "queue", config: AuctionConfig | None = None) -> AuctionSummary | None:
-    config = config or AuctionConfig()
+    if config is None:
+        from auction.services.scenarios import scenario_auction_config
+
+        config = scenario_auction_config()
     wall_start = time.perf_counter()
     wall_epoch = time.time()
     with transaction.atomic():
@@ -136,13 +142,14 @@ def auction_once(trigger: str = "queue", config: AuctionConfig | None = None) ->
         batch = order_batch(dedupe(items))
         kept = {id(item.ref) for item in batch}
         duplicates = [item.ref for item in items if id(item.ref) not in kept]
-        explain = len(batch) <= EXPLAIN_MAX_ITEMS and len(states) <= EXPLAIN_MAX_CELLS
+        explain = len(batch) * max(len(states), 1) <= EXPLAIN_MAX_VERDICTS
         result = schedule(states, batch, config, explain=explain, ordered=True)
         outcomes, unreachable = _commit(result.won, now)
         result = apply_commits(result, outcomes)
         placed = dict(result.placements)
         by_ident = {item.identifier: item for item in batch}
         carried_in = {item.identifier: item.ref.attempts for item in batch if item.ref.carried}
+        batch_record = _batch_record(batch)
         events = _claim(placed, by_ident, unreachable, now)
         events += _report_failures(result.failures, by_ident, now)
         _carry_over(result.order, result.failures, by_ident)
@@ -162,18 +169,76 @@ def auction_once(trigger: str = "queue", config: AuctionConfig | None = None) ->
                             "rejected": [w.identifier for w in o.rejected]})
                     for cell, o in outcomes.items()} | {cell: "unreachable" for cell in unreachable},
             explanations=[e.to_dict() for e in result.explanations] if result.explanations else None,
+            detail="full" if result.explanations else "none", batch=batch_record,
             quality={
                 "distribution_initial": distribution_score(memory_in_use(states)),
                 "distribution_final": distribution_score(final_memory_in_use(states, result)),
             },
         )
         _count(result, by_ident, placed, fetch_ms)
+        _trim_old_records(run.pk)
         events_store(events + [BBSEvent(at=now, type="auction_completed", key=f"auction-{run.pk}",
                                         data={"items": len(batch), "placed": len(placed),
                                               "failed": len(result.failures)})])
         touched = sorted(set(placed.values()))
         publish_after_commit(group("zones"), {"type": "live.cells", "cells": touched})
     return AuctionSummary(run.pk, len(placed), len(result.failures), len(batch))
+
+
+def _batch_record(batch: Sequence[Any]) -> dict[str, dict[str, Any]]:
+    """What the replay's queue strip shows per item (dashboard.md A2, A3).
+
+    An orphan (its instance lost with a failed cell) still has its SUSPECT copy on that
+    cell; an evacuation replacement has its EVACUATING copy on the draining one.
+    """
+    keys = {(w.process_guid, w.index) for w in batch if isinstance(w, LRPWork)}
+    copies: dict[tuple[str, int], tuple[str, str]] = {}
+    guids = sorted({g for g, _ in keys})
+    for start in range(0, len(guids), 500):
+        for guid, index, presence, cell_id in ActualLRP.objects.filter(
+            desired_id__in=guids[start:start + 500],
+            presence__in=(ActualLRP.Presence.SUSPECT, ActualLRP.Presence.EVACUATING),
+        ).values_list("desired_id", "index", "presence", "cell_id"):
+            if (guid, index) in keys:
+                copies[(guid, index)] = (presence, cell_id)
+    record: dict[str, dict[str, Any]] = {}
+    for work in batch:
+        row = work.ref
+        entry: dict[str, Any] = {"kind": "lrp" if isinstance(work, LRPWork) else "task",
+                                 "memory_mb": work.memory_mb, "disk_mb": work.disk_mb}
+        if row.reason:
+            entry["reason"] = row.reason
+        if row.carried:
+            entry["attempts"] = row.attempts
+            entry["previous_error"] = row.last_error
+        if isinstance(work, LRPWork):
+            presence, cell_id = copies.get((work.process_guid, work.index), ("", ""))
+            if presence == ActualLRP.Presence.SUSPECT and cell_id:
+                entry["from_cell"] = cell_id
+            if presence == ActualLRP.Presence.EVACUATING or row.reason == "evacuation":
+                entry["evac"] = True
+                if cell_id:
+                    entry["from_cell"] = cell_id
+        record[work.identifier] = entry
+    return record
+
+
+def _trim_old_records(newest_id: int) -> None:
+    """Auctions older than the newest KEEP_FULL_RECORDS keep a summary per item."""
+    from auction.selectors.auctions import explanation_summary
+
+    kept = list(AuctionRun.objects.filter(pk__lte=newest_id).order_by("-pk")
+                .values_list("pk", flat=True)[:KEEP_FULL_RECORDS])
+    if len(kept) < KEEP_FULL_RECORDS:
+        return
+    old = AuctionRun.objects.filter(pk__lt=kept[-1], detail="full").only("pk", "explanations")
+    for run in old.iterator(chunk_size=20):
+        if run.explanations is None:
+            run.detail = "none"
+        else:
+            run.explanations = [explanation_summary(note) for note in run.explanations]
+            run.detail = "summary"
+        run.save(update_fields=["explanations", "detail"])
 
 
 def _commit(won: dict[str, list[Any]], now: float) -> tuple[dict[str, CommitOutcome], set[str]]:
@@ -292,6 +357,8 @@ def _report_failures(failures: dict[str, str], by_ident: dict[str, Any], now: fl
             first_completed_at=rejected.first_completed_at)
         events.append(BBSEvent(at=now, type="task_changed", key=ident,
                                data={"after": {"state": rejected.state, "rejection_count": rejected.rejection_count}}))
+        if rejected.state == Task.State.COMPLETED and task.completion_callback_url:
+            task_callbacks_request([ident])
     return events
 
 

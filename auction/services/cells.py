@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from django.db import transaction
 
 from auction.live.groups import group
 from auction.live.publish import publish_after_commit
-from auction.models import ActualLRP, AuditEntry, Cell
+from auction.models import ActualLRP, Cell
 from auction.selectors.clock import sim_now
+from auction.services.audit import audit_record
 from auction.services.errors import InvalidRequest, ResourceNotFound
-from auction.services.events import event_record
 from auction.services.reps import actual_lrp_crash_now, evacuation_sync
-
-PRESENCE_TTL_S = 15.0
-PRESENCE_REFRESH_S = 5.0
-
-
-def presence_lapses_at(now: float) -> float:
-    """A failed rep stops refreshing; its presence lapses 15 s after the last refresh
-    (every 5 s), so 10-15 s after the failure (bbs.md 6.1)."""
-    last_refresh = math.floor(now / PRESENCE_REFRESH_S) * PRESENCE_REFRESH_S
-    return last_refresh + PRESENCE_TTL_S
+from auction.sim.reps import presence_lapses_at
 
 
 def _cell(cell_id: str) -> Cell:
@@ -34,10 +24,8 @@ def _cell(cell_id: str) -> Cell:
 
 
 def _audit(action: str, target: str, now: float, source: str, user: Any, diff: dict[str, Any]) -> None:
-    AuditEntry.objects.create(sim=now, user=user if getattr(user, "pk", None) else None,
-                              source=source, action=action, target=target, diff=diff)
-    event_record(action, now, key=target, cell_id=target if action.startswith("cell_") else "",
-                 source=source)
+    audit_record(action, target, now, source=source, user=user, diff=diff,
+                 cell_id=target if action.startswith("cell_") else "")
 
 
 def _changed(cell: Cell) -> None:

@@ -7,16 +7,14 @@ from collections.abc import Callable
 
 from django.db import transaction
 
-from auction.live.fragments import clock_fragment
-from auction.live.groups import group
-from auction.live.publish import publish_after_commit, send_now
+from auction.live.publish import mark_dirty, mark_dirty_after_commit
 from auction.models import SimClock
 from auction.selectors.clock import ClockView, clock_row, clock_view
 from auction.sim.clock import ClockState
 
 
 def _publish(view: ClockView) -> None:
-    publish_after_commit(group("clock"), {"type": "live.frame", "html": clock_fragment(view)})
+    mark_dirty_after_commit("clock")
 
 
 def _change(update: Callable[[ClockState, float], ClockState]) -> ClockView:
@@ -67,5 +65,5 @@ def clock_reset(at: float = 0.0, *, paused: bool = False) -> ClockView:
 def clock_tick() -> ClockView:
     """Beat's heartbeat: publish the current sim time to every page showing the clock."""
     view = clock_view()
-    send_now(group("clock"), {"type": "live.frame", "html": clock_fragment(view)})
+    mark_dirty("clock")
     return view

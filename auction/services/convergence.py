@@ -19,10 +19,12 @@ from auction.bbs.convergence import ConvergenceResult, converge
 from auction.bbs.events import removed
 from auction.live.groups import group
 from auction.live.publish import publish_after_commit
-from auction.models import ActualLRP, Cell, ConvergenceRun, Counter, Domain
+from auction.models import ActualLRP, Cell, ConvergenceRun, Counter, Domain, Task
 from auction.selectors.bbs import bbs_snapshot
+from auction.services.callbacks import task_callbacks_request
 from auction.services.counters import counters_add
 from auction.services.events import event_record, events_record
+from auction.services.otto import otto_refeed
 from auction.services.rows import apply_row_ops, apply_task_ops
 from auction.services.work import work_request_lrps, work_request_tasks
 
@@ -46,6 +48,8 @@ def convergence_run(now: float) -> PassSummary:
     with transaction.atomic():
         apply_row_ops(result.lrp.ops, loaded.actual_pk)
         apply_task_ops(result.tasks.ops, loaded.task_pk)
+        # Step 6: completed tasks whose callback has not happened go back to the worker.
+        task_callbacks_request(result.tasks.callbacks)
         events = list(result.events)
         events += _send_stops(result, loaded.actual_pk, now)
         if result.lrp.pruned_domains:
@@ -70,7 +74,12 @@ def convergence_run(now: float) -> PassSummary:
                      **{k: len(v) for k, v in run.lrp.items()}, tasks_failed=len(result.tasks.fail))
         # The start request goes out after the metrics are recorded (bbs.md 4.3).
         work_request_lrps(result.start_request.lrps, now, "converge")
-        work_request_tasks(result.start_request.tasks, now, "converge")
+        # Otto tasks go to tasks.for_auction instead, never to Diego (otto.md 7, 9).
+        otto_guids = set(Task.objects.filter(task_guid__in=list(result.start_request.tasks),
+                                             placement_mode=Task.PlacementMode.OTTO)
+                         .values_list("task_guid", flat=True))
+        work_request_tasks([g for g in result.start_request.tasks if g not in otto_guids], now, "converge")
+        otto_refeed(now)
         touched = sorted({op.before.cell_id for op in result.lrp.ops if hasattr(op, "before")} - {""})
         publish_after_commit(group("zones"), {"type": "live.cells", "cells": touched})
     return PassSummary(run.pk, now, duration_ns, result)

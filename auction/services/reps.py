@@ -9,8 +9,6 @@ unreachable: it reports nothing.
 
 from __future__ import annotations
 
-import random
-import zlib
 from dataclasses import dataclass, field
 
 from django.db.models import F
@@ -22,14 +20,19 @@ from auction.bbs.errors import BBSError as CoreError
 from auction.bbs.lrp_operations import unclaim
 from auction.models import ActualLRP, BBSEvent, Cell, DesiredLRP, Task
 from auction.selectors.bbs import ACTUAL_COLUMNS, TASK_COLUMNS, actual_from_values, task_from_values
+from auction.services.callbacks import task_callbacks_request
 from auction.services.counters import counters_add
 from auction.services.events import events_record, events_store
 from auction.services.rows import actual_model_fields
 from auction.services.work import work_request_lrps
-
-EVACUATION_SYNC_S = 10.0
-EVACUATION_TIMEOUT_S = 600.0
-CRASH_REASON = "APP/PROC/WEB: Exited with status 1 (simulated crash)"
+from auction.sim.reps import (
+    CRASH_REASON,
+    EVACUATION_SYNC_S,
+    crash_time,
+    evacuation_over,
+    evacuation_plan,
+    instance_address,
+)
 
 
 @dataclass(slots=True)
@@ -43,11 +46,6 @@ class RepReport:
 
 def _silent_cells() -> set[str]:
     return set(Cell.objects.filter(state=Cell.State.FAILED).values_list("cell_id", flat=True))
-
-
-def instance_address(cell_id: str, index: int) -> str:
-    h = zlib.crc32(cell_id.encode())
-    return f"10.{h % 250}.{(h >> 8) % 250}.{(index % 250) + 2}"
 
 
 def reps_advance(until: float, seed: int = 0) -> RepReport:
@@ -71,11 +69,9 @@ def _start_due(until: float, silent: set[str], seed: int, report: RepReport) -> 
     for row in rows:
         at = row.ready_at or until
         spec = specs.get(row.desired_id)
-        crash_at = None
-        if spec is not None and spec.crash_probability > 0:
-            draw = random.Random(f"{seed}:{row.desired_id}:{row.index}:{row.modification_tag_index}")
-            if draw.random() < spec.crash_probability:
-                crash_at = at + spec.crash_after_s
+        crash_at = None if spec is None else crash_time(
+            seed, row.desired_id, row.index, row.modification_tag_index, at,
+            spec.crash_probability, spec.crash_after_s)
         ports = [{"container_port": p, "host_port": 61000 + row.index} for p in (spec.ports if spec else [])]
         updated = ActualLRP.objects.filter(pk=row.pk, state=ActualLRP.State.CLAIMED).update(
             state=ActualLRP.State.RUNNING, since=at, address=instance_address(row.cell_id, row.index),
@@ -141,6 +137,8 @@ def _complete_due(until: float, silent: set[str], report: RepReport) -> None:
         succeeded[task.cell_id] = succeeded.get(task.cell_id, 0) + 1
         report.completed += 1
         report.cells.add(task.cell_id)
+        if task.completion_callback_url:
+            task_callbacks_request([task.task_guid])
     counters_add({f"TasksSucceeded.{cell}": n for cell, n in succeeded.items()})
 
 
@@ -156,8 +154,6 @@ def _evacuate_due(until: float, report: RepReport) -> None:
 
 def evacuation_sync(cell: Cell, at: float) -> int:
     """One sync of a draining cell's rep (bbs.md 6.3); returns the containers it removed."""
-    removed_count = 0
-    restart: list[tuple[str, int]] = []
     rows = list(ActualLRP.objects.filter(cell_id=cell.cell_id).order_by("desired_id", "index"))
     ordinary_state = {
         (r.desired_id, r.index): r.state
@@ -166,47 +162,35 @@ def evacuation_sync(cell: Cell, at: float) -> int:
     }
     desired = set(DesiredLRP.objects.filter(process_guid__in={r.desired_id for r in rows})
                   .values_list("process_guid", flat=True))
-    for row in rows:
-        key = (row.desired_id, row.index)
-        if row.presence == ActualLRP.Presence.ORDINARY and row.state == ActualLRP.State.CLAIMED:
-            _unclaim(row, at)
-            restart.append(key)
-            removed_count += 1
-        elif row.presence == ActualLRP.Presence.ORDINARY and row.state == ActualLRP.State.RUNNING:
-            # Keep serving from an EVACUATING copy until the replacement runs.
-            ActualLRP.objects.filter(desired_id=row.desired_id, index=row.index,
-                                     presence=ActualLRP.Presence.EVACUATING).delete()
-            ActualLRP.objects.create(
-                desired_id=row.desired_id, index=row.index, presence=ActualLRP.Presence.EVACUATING,
-                state=ActualLRP.State.RUNNING, domain=row.domain, instance_guid=row.instance_guid,
-                cell_id=row.cell_id, address=row.address, ports=row.ports, since=row.since,
-                crash_count=row.crash_count, modification_tag_epoch=row.modification_tag_epoch,
-            )
-            _unclaim(row, at)
-            restart.append(key)
-        elif row.presence == ActualLRP.Presence.EVACUATING:
-            replacement = ordinary_state.get(key)
-            if row.desired_id not in desired or replacement in (ActualLRP.State.RUNNING, ActualLRP.State.CRASHED) \
-                    or replacement is None:
-                row.delete()
-                removed_count += 1
-        elif row.state == ActualLRP.State.CLAIMED:  # a starting SUSPECT copy
-            row.delete()
-            removed_count += 1
-    work_request_lrps(restart, at, "evacuation")
+    plan = evacuation_plan(rows, ordinary_state, desired)
+    for row in plan.delete:
+        ActualLRP.objects.filter(pk=row.pk).delete()
+    for row in plan.evacuate:
+        # Keep serving from an EVACUATING copy until the replacement runs.
+        ActualLRP.objects.filter(desired_id=row.desired_id, index=row.index,
+                                 presence=ActualLRP.Presence.EVACUATING).delete()
+        ActualLRP.objects.create(
+            desired_id=row.desired_id, index=row.index, presence=ActualLRP.Presence.EVACUATING,
+            state=ActualLRP.State.RUNNING, domain=row.domain, instance_guid=row.instance_guid,
+            cell_id=row.cell_id, address=row.address, ports=row.ports, since=row.since,
+            crash_count=row.crash_count, modification_tag_epoch=row.modification_tag_epoch,
+        )
+    for row in plan.unclaim:
+        _unclaim(row, at)
+    work_request_lrps(plan.restart, at, "evacuation")
     Cell.objects.filter(pk=cell.pk).update(evacuation_synced_at=at)
     cell.evacuation_synced_at = at
     left = ActualLRP.objects.filter(cell_id=cell.cell_id).exclude(state=ActualLRP.State.UNCLAIMED)
     tasks_left = Task.objects.filter(cell_id=cell.cell_id, state=Task.State.RUNNING).exists()
-    timed_out = cell.evacuating_since is not None and at - cell.evacuating_since >= EVACUATION_TIMEOUT_S
+    over, timed_out = evacuation_over(at, cell.evacuating_since, left.exists() or tasks_left)
     if timed_out:
         stranded = left.filter(presence=ActualLRP.Presence.EVACUATING).count()
         counters_add({"StrandedEvacuatingActualLRPs": stranded})
-    if timed_out or (not left.exists() and not tasks_left):
+    if over:
         # Evacuation is over: the rep drops its presence; convergence prunes leftovers.
         Cell.objects.filter(pk=cell.pk).update(presence_lost_at=at)
         cell.presence_lost_at = at
-    return removed_count
+    return plan.removed
 
 
 def _unclaim(row: ActualLRP, at: float) -> None:

@@ -1,4 +1,4 @@
-"""Desiring tasks (bbs.md 7)."""
+"""Desiring, cancelling and deleting tasks (bbs.md 7)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,27 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from auction.bbs import events as ev
+from auction.bbs import task_states
+from auction.bbs import types as core
+from auction.bbs.errors import BBSError as CoreError
 from auction.bbs.validation import bbs_message
+from auction.live.groups import group
+from auction.live.publish import publish_after_commit
 from auction.models import Task
+from auction.selectors.bbs import TASK_COLUMNS, task_from_values
 from auction.selectors.clock import sim_now
-from auction.services.errors import InvalidRequest, ResourceExists, reject_unknown_members
+from auction.services.audit import audit_record
+from auction.services.callbacks import task_callbacks_request
+from auction.services.errors import (
+    BBSError,
+    InvalidRequest,
+    ResourceExists,
+    ResourceNotFound,
+    reject_unknown_members,
+)
+from auction.services.events import events_record
+from auction.services.otto import otto_task_submit
 from auction.services.work import work_request_tasks
 
 TASK_FIELDS = (
@@ -19,7 +36,14 @@ TASK_FIELDS = (
 )
 
 
-def task_desire(spec: Mapping[str, Any]) -> Task:
+class InvalidStateTransition(BBSError):
+    """A task operation its state does not allow: ``Cannot transition from X to Y``."""
+
+    type = "InvalidStateTransition"
+    status = 409
+
+
+def task_desire(spec: Mapping[str, Any], *, source: str = "system", user: Any = None) -> Task:
     reject_unknown_members(spec, TASK_FIELDS)
     task = Task(**spec)
     errors = task.bbs_errors()
@@ -33,9 +57,72 @@ def task_desire(spec: Mapping[str, Any]) -> Task:
             if Task.objects.filter(task_guid=task.task_guid).exists():
                 raise ResourceExists()
             task.save()
+            events_record([ev.Event(ev.TASK_CREATED, after=_core(task))], now)
             # Otto tasks go to the open auction instead (otto.md 9), not to the auctioneer.
             if task.placement_mode == Task.PlacementMode.DIEGO:
                 work_request_tasks([task.task_guid], now, "desire")
+            else:
+                otto_task_submit([task], now)
+            audit_record("task_desire", task.task_guid, now, source=source, user=user,
+                         diff={name: [None, spec[name]] for name in spec})
     except IntegrityError:
         raise ResourceExists() from None
     return task
+
+
+def _core(task: Task) -> core.Task:
+    return task_from_values(tuple(getattr(task, "pk" if c == "id" else c) for c in TASK_COLUMNS))
+
+
+def _locked(task_guid: str) -> Task:
+    task = Task.objects.select_for_update().filter(task_guid=task_guid).first()
+    if task is None:
+        raise ResourceNotFound()
+    return task
+
+
+def _raise(error: CoreError) -> None:
+    raise InvalidStateTransition(error.message)
+
+
+def task_cancel(task_guid: str, *, source: str = "system", user: Any = None) -> Task:
+    """PENDING or RUNNING → COMPLETED, failed ``task was cancelled``; its cell stops it."""
+    with transaction.atomic():
+        now = sim_now()
+        task = _locked(task_guid)
+        before = _core(task)
+        after = task_states.cancel(before, now)
+        if isinstance(after, CoreError):
+            _raise(after)
+        cell_id = task.cell_id
+        task.state, task.failed, task.failure_reason = after.state, after.failed, after.failure_reason
+        task.cell_id, task.first_completed_at, task.updated_at = after.cell_id, after.first_completed_at, after.updated_at
+        # The simulated rep stops the container at once, so it never completes on its own.
+        task.finishes_at = None
+        task.save()
+        events_record([ev.Event(ev.TASK_CHANGED, before=before, after=after)], now)
+        audit_record("task_cancel", task_guid, now, source=source, user=user,
+                     diff={"state": [before.state, after.state]}, cell_id=cell_id)
+        publish_after_commit(group("zones"), {"type": "live.cells", "cells": [cell_id] if cell_id else []})
+        if task.completion_callback_url:
+            task_callbacks_request([task_guid])
+    return task
+
+
+def task_delete(task_guid: str, *, source: str = "system", user: Any = None) -> None:
+    """Resolve and delete a finished task, as a client does after reading its result
+    (``ResolvingTask`` then ``DeleteTask``): COMPLETED or RESOLVING only."""
+    with transaction.atomic():
+        now = sim_now()
+        task = _locked(task_guid)
+        before = _core(task)
+        resolving = before if before.state == Task.State.RESOLVING else task_states.resolving(before, now)
+        if isinstance(resolving, CoreError):
+            _raise(resolving)
+        refused = task_states.check_delete(resolving)
+        if refused is not None:
+            _raise(refused)
+        task.delete()
+        events_record([ev.Event(ev.TASK_REMOVED, before=before)], now)
+        audit_record("task_delete", task_guid, now, source=source, user=user,
+                     diff={"state": [before.state, None]})

@@ -54,5 +54,7 @@ def test_redis_url_translation() -> None:
 
 def test_bundled_redis_only_without_redis_url() -> None:
     """make run: REDIS_URL set → use it, start no bundled Redis."""
-    assert wanted_processes({}) == ["redis", "web", "worker", "beat"]
-    assert wanted_processes({"REDIS_URL": "redis://127.0.0.1:6379/0"}) == ["web", "worker", "beat"]
+    assert wanted_processes({}) == ["redis", "web", "worker", "beat", "otto", "orchestrators"]
+    assert wanted_processes({"DIEGO_OTTO": "0"}) == ["redis", "web", "worker", "beat"]
+    assert wanted_processes({"REDIS_URL": "redis://127.0.0.1:6379/0"}) == [
+        "web", "worker", "beat", "otto", "orchestrators"]

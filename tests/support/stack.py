@@ -180,7 +180,7 @@ class LiveStack:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def child_pids(self) -> dict[str, int]:
-        return {m[0]: int(m[1]) for m in re.findall(r"system \| (\w+) started \(pid=(\d+)\)", self.log())}
+        return {m[0]: int(m[1]) for m in re.findall(r"system\s+\| (\w+) started \(pid=(\d+)\)", self.log())}
 
     def wait_in_log(self, pattern: str, timeout: float = 30) -> None:
         deadline = time.monotonic() + timeout

@@ -76,7 +76,42 @@ def bench_convergence(desired: int, instances: int, cells: int) -> dict[str, Any
         "desired_lrps": desired, "actual_lrps": actual, "cells": cells,
         "first_pass_s": round(timings[0], 3), "steady_pass_s": round(timings[1], 3),
         "steady_pass_changes": len(first.lrp.ops),
+        "api": bench_api_paging(),
     }
+
+
+def bench_api_paging() -> dict[str, Any]:
+    """GET /api/v1/actual_lrps over the big cluster: one page, a deep page, one app, and
+    walking every page (what a script listing all 250k instances costs)."""
+    from django.test import RequestFactory
+
+    from auction.api import actual_lrps
+
+    factory = RequestFactory()
+
+    def get(query: str) -> tuple[float, dict[str, Any]]:
+        start = time.perf_counter()
+        response = actual_lrps.collection(factory.get(f"/api/v1/actual_lrps?{query}"))
+        elapsed = time.perf_counter() - start
+        assert response.status_code == 200, response.content[:300]
+        return elapsed, json.loads(response.content)
+
+    first_s, body = get("")
+    one_app_s, _ = get("process_guid=app-05000")
+    walked, pages, token, walk_start = 0, 0, "", time.perf_counter()
+    deep_s = 0.0
+    while True:
+        elapsed, body = get(f"page_size=1000&page_token={token}")
+        walked += len(body["actual_lrps"])
+        pages += 1
+        if pages == 200:
+            deep_s = elapsed
+        token = body["next_page_token"]
+        if not token:
+            break
+    return {"first_page_500_ms": round(first_s * 1000, 1), "one_app_ms": round(one_app_s * 1000, 1),
+            "page_200_of_1000_ms": round(deep_s * 1000, 1), "walk_all_rows": walked,
+            "walk_all_pages": pages, "walk_all_s": round(time.perf_counter() - walk_start, 2)}
 
 
 def bench_auction(cells: int, apps: int, instances: int) -> dict[str, Any]:

@@ -83,9 +83,10 @@ class Command(BaseCommand):
         elif verb == "desire":
             lrps.desired_lrp_desire({
                 "process_guid": o["guid"], "domain": o["domain"], "instances": o["instances"],
-                "memory_mb": o["memory"], "disk_mb": o["disk"], "start_delay_s": o["start_delay"]})
+                "memory_mb": o["memory"], "disk_mb": o["disk"], "start_delay_s": o["start_delay"]},
+                source=source)
         elif verb == "scale":
-            lrps.desired_lrp_update(o["guid"], {"instances": o["instances"]})
+            lrps.desired_lrp_update(o["guid"], {"instances": o["instances"]}, source=source)
         elif verb == "crash":
             cells.actual_lrp_crash(o["guid"], o["index"], source=source)
         elif verb == "fail-cell":
@@ -99,7 +100,7 @@ class Command(BaseCommand):
         elif verb == "restore-zone":
             cells.zone_restore(o["zone"], source=source)
         elif verb == "domain":
-            domains.domain_upsert(o["name"], o["ttl"])
+            domains.domain_upsert(o["name"], o["ttl"], source=source)
         elif verb == "clock":
             if o["speed"] is not None:
                 clock.clock_set_speed(o["speed"])

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from auction import scenarios
 from auction.scenarios import ScenarioError
-from auction.services.scenarios import cluster_is_empty, scenario_load
+from auction.services.scenarios import cluster_is_empty, scenario_load, scenario_reset
 
 
 class Command(BaseCommand):
@@ -17,12 +17,21 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name", nargs="?", help="scenario name, e.g. seed-example")
         parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
+        parser.add_argument("--reset", action="store_true",
+                            help="reset to the checkpoint: load the last loaded scenario again")
         parser.add_argument(
             "--if-empty", action="store_true",
             help="only load when the cluster has no cells, LRPs or tasks",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["reset"]:
+            try:
+                scenario = scenario_reset()
+            except ScenarioError as exc:
+                raise CommandError(str(exc)) from None
+            self.stdout.write(self.style.SUCCESS(f"reset to the checkpoint of {scenario.name}"))
+            return
         if options["list"] or not options["name"]:
             for name in scenarios.available():
                 scenario = scenarios.load(name)

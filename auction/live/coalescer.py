@@ -1,0 +1,366 @@
+"""The coalescer (dashboard.md L3, L4): dirty keys in, one frame per group per tick out.
+
+At most every ``TICK_S`` it takes the world's dirty set from Redis, renders each dirty element
+once in its latest state (a batch per renderer: one query for all dirty cells), groups
+the fragments by channel group and sends one numbered frame per group. Frames over
+``FRAME_LIMIT`` are sent as numbered parts that the consumer joins again. Between ticks
+it blocks on a wake-up list that every mark pushes to: a lone change is rendered at once
+(commit-to-browser latency is the render, not a wait for the next tick), while a burst
+still yields one tick per ``TICK_S``.
+
+Where it runs, and why: as an asyncio task inside the daphne process, started with the
+first websocket of that process and stopped with its last, holding a Redis lock
+(``live:<world>:coalescer``, 2 s TTL renewed each tick) so exactly one process in the
+deployment renders. Rendering needs viewers, and viewers are exactly where daphne is:
+with nobody watching, nothing renders and marks just accumulate in a bounded set (one
+entry per element) until a viewer's snapshot makes them moot. No extra process to
+supervise, and a killed daphne hands over within the lock's TTL. Renders run in the
+thread that runs the consumers' ORM calls, so the event loop keeps serving sockets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
+
+from auction.live import fragments
+from auction.live.groups import group
+from auction.live.publish import (
+    dirty_set,
+    key_prefix,
+    mark_dirty,
+    state_redis,
+    stored_key,
+    wake_list,
+)
+
+log = logging.getLogger(__name__)
+
+TICK_S = 0.25
+FRAME_LIMIT = 256 * 1024
+# Zone tiles summarise a whole zone; once a second is live enough (G8).
+TILE_INTERVAL_S = 1.0
+LEADER_TTL_S = 3.0
+# Between fragments in a frame: lets a consumer cut a frame into websocket messages on
+# element boundaries (daphne refuses messages over 1 MiB). A comment, so harmless in HTML.
+SEP = "\n<!--live-->\n"
+
+# A renderer takes the arguments of its dirty keys and returns (topic, html) pairs.
+Renderer = Callable[[list[str]], list[tuple[str, str]]]
+RENDERERS: dict[str, Renderer] = {}
+
+
+def register_renderer(prefix: str, renderer: Renderer) -> None:
+    """Other pages add their elements: ``mark_dirty("auction:42")`` → renderer(["42"])."""
+    RENDERERS[prefix] = renderer
+
+
+@dataclass
+class Tick:
+    frames: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (topic, message)
+    renders: dict[str, int] = field(default_factory=dict)  # dirty key -> times rendered
+    deferred: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # nobody watches their group
+
+
+def take_dirty(client: redis.Redis | None = None) -> set[str]:
+    client = client or state_redis()
+    pipe = client.pipeline(transaction=True)
+    pipe.smembers(dirty_set())
+    pipe.delete(dirty_set())
+    members, _ = pipe.execute()
+    return {m.decode() for m in members}
+
+
+def _expand(keys: set[str]) -> tuple[set[str], dict[str, str]]:
+    """A cell's change also changes its zone's header and tile; the tray changes tiles."""
+    from auction.selectors.grid import cell_zones, zone_names
+
+    out = set(keys)
+    cells = [k.split(":", 1)[1] for k in keys if k.startswith("cell:")]
+    zones = cell_zones(cells)
+    for zone in set(zones.values()):
+        out |= {f"zone:{zone}", f"tile:{zone}"}
+    if "tray" in keys:
+        out |= {f"tile:{z}" for z in zone_names()}
+    return out, zones
+
+
+def viewers_key() -> str:
+    return f"{key_prefix()}:viewers"
+
+
+def viewers_change(topics: list[str], delta: int, client: redis.Redis | None = None) -> None:
+    """Consumers count themselves in per topic, so nobody renders for an empty room.
+
+    A daphne killed mid-session leaves its counts behind: that costs renders, never frames.
+    """
+    try:
+        pipe = (client or state_redis()).pipeline(transaction=False)
+        for topic in topics:
+            pipe.hincrby(viewers_key(), topic, delta)
+        pipe.execute()
+    except redis.RedisError as exc:
+        log.warning("live: viewer count: %s", exc)
+
+
+def watched_topics(client: redis.Redis | None = None) -> set[str]:
+    counts = (client or state_redis()).hgetall(viewers_key())
+    return {k.decode() for k, v in counts.items() if int(v) > 0}
+
+
+def _topic_of_key(prefix: str, arg: str, zones: dict[str, str]) -> str | None:
+    """The group a built-in key renders for; None when unknown (always rendered)."""
+    if prefix == "cell":
+        zone = zones.get(arg)
+        return f"zone.{zone}" if zone else None
+    if prefix == "zone":
+        return f"zone.{arg}"
+    if prefix == "tile":
+        return "zones"
+    if prefix in ("tray", "clock", "metrics", "feed", "lrps", "otto"):
+        return prefix
+    if prefix in ("html", "msg"):
+        return arg.split("|", 1)[0]
+    return None
+
+
+class Coalescer:
+    def __init__(self, *, only_watched: bool = True) -> None:
+        self.tile_sent: dict[str, float] = {}
+        # Skip elements of groups nobody joined (a 10,000-placement burst seen only in
+        # zones mode renders tiles, not 1,000 cells). Off for benchmarks of rendering.
+        self.only_watched = only_watched
+
+    def tick(self, now: float | None = None) -> Tick:
+        """Take the dirty set and render it: one render per dirty key (L3)."""
+        now = time.monotonic() if now is None else now
+        client = state_redis()
+        keys, zones = _expand(take_dirty(client))
+        watched = watched_topics(client) if self.only_watched else None
+        result = Tick()
+        by_prefix: dict[str, list[str]] = defaultdict(list)
+        for key in sorted(keys):
+            prefix, _, arg = key.partition(":")
+            topic = _topic_of_key(prefix, arg, zones)
+            if watched is not None and topic is not None and topic not in watched:
+                result.skipped.append(key)
+                continue
+            if prefix == "tile" and now - self.tile_sent.get(arg, -1e9) < TILE_INTERVAL_S:
+                result.deferred.append(key)
+                continue
+            by_prefix[prefix].append(arg)
+        if result.deferred:
+            mark_dirty(*result.deferred)
+        pieces: dict[str, list[str]] = defaultdict(list)
+        messages: list[tuple[str, dict[str, Any]]] = []
+        for prefix, args in by_prefix.items():
+            if prefix in ("html", "msg"):
+                stored = _take_stored(client, [f"{prefix}:{a}" for a in args])
+                for arg, value in zip(args, stored, strict=True):
+                    result.renders[f"{prefix}:{arg}"] = 1
+                    if value is None:
+                        continue  # a later tick already sent it
+                    topic = arg.split("|", 1)[0]
+                    if prefix == "html":
+                        pieces[topic].append(value)
+                    else:
+                        messages.append((topic, json.loads(value)))
+                continue
+            renderer = RENDERERS.get(prefix)
+            if renderer is None:
+                log.warning("live: no renderer for dirty keys %s:*", prefix)
+                continue
+            for topic, html in renderer(args):
+                pieces[topic].append(html)
+            for arg in args:
+                result.renders[f"{prefix}:{arg}" if arg else prefix] = 1
+            if prefix == "tile":
+                for arg in args:
+                    self.tile_sent[arg] = now
+        for topic, htmls in sorted(pieces.items()):
+            result.frames += numbered_frames(client, topic, SEP.join(htmls))
+        result.frames += messages
+        return result
+
+
+def numbered_frames(client: redis.Redis, topic: str, html: str) -> list[tuple[str, dict[str, Any]]]:
+    """One frame, or parts of at most FRAME_LIMIT bytes, each numbered in the group (L4)."""
+    data = html.encode()
+    chunks = [data[i:i + FRAME_LIMIT] for i in range(0, len(data), FRAME_LIMIT)] or [b""]
+    last = client.incrby(f"{key_prefix()}:seq:{topic}", len(chunks))
+    first = last - len(chunks) + 1
+    out = []
+    for n, chunk in enumerate(chunks):
+        out.append((topic, {
+            "type": "live.frame", "topic": topic, "seq": first + n,
+            "part": n, "parts": len(chunks),
+            # Split on bytes, joined by the consumer before use: decode may cut a character.
+            "data": chunk,
+        }))
+    return out
+
+
+def group_seq(topic: str, client: redis.Redis | None = None) -> int:
+    value = (client or state_redis()).get(f"{key_prefix()}:seq:{topic}")
+    return int(value or 0)
+
+
+def _take_stored(client: redis.Redis, keys: list[str]) -> list[str | None]:
+    pipe = client.pipeline(transaction=False)
+    for key in keys:
+        pipe.getdel(stored_key(key))
+    return [v.decode() if v is not None else None for v in pipe.execute()]
+
+
+# --- the built-in renderers: the grid and the clock -----------------------------------
+
+def _render_cells(cell_ids: list[str]) -> list[tuple[str, str]]:
+    from auction.selectors.grid import grid_snapshot
+
+    grid = grid_snapshot(cell_ids=cell_ids, tray=False)
+    return [(f"zone.{cell.zone}", fragments.cell_fragment(cell))
+            for zone in grid.zones for cell in zone.cells]
+
+
+def _render_zones(names: list[str]) -> list[tuple[str, str]]:
+    from auction.selectors.grid import zone_headers
+
+    return [(f"zone.{z.name}", fragments.zone_head_fragment(z)) for z in zone_headers(names)]
+
+
+def _render_tiles(names: list[str]) -> list[tuple[str, str]]:
+    from auction.selectors.grid import zone_tiles
+
+    return [("zones", fragments.tile_fragment(t)) for t in zone_tiles(names)]
+
+
+def _render_tray(_: list[str]) -> list[tuple[str, str]]:
+    return [("tray", fragments.tray_fragment())]
+
+
+def _render_clock(_: list[str]) -> list[tuple[str, str]]:
+    from auction.selectors.clock import clock_view
+
+    return [("clock", fragments.clock_fragment(clock_view()))]
+
+
+def _render_metrics(_: list[str]) -> list[tuple[str, str]]:
+    return [("metrics", fragments.metrics_fragment())]
+
+
+def _render_feed(_: list[str]) -> list[tuple[str, str]]:
+    return [("feed", fragments.feed_fragment())]
+
+
+def _render_lrps(_: list[str]) -> list[tuple[str, str]]:
+    return [("lrps", fragments.lrps_fragments())]
+
+
+def _render_otto(_: list[str]) -> list[tuple[str, str]]:
+    return [("otto", fragments.otto_board_fragment())]
+
+
+register_renderer("otto", _render_otto)
+register_renderer("metrics", _render_metrics)
+register_renderer("feed", _render_feed)
+register_renderer("lrps", _render_lrps)
+register_renderer("cell", _render_cells)
+register_renderer("zone", _render_zones)
+register_renderer("tile", _render_tiles)
+register_renderer("tray", _render_tray)
+register_renderer("clock", _render_clock)
+
+
+# --- running inside daphne --------------------------------------------------------------
+
+class _Runner:
+    """The per-process task: started by the first viewer, stopped after the last."""
+
+    def __init__(self) -> None:
+        self.viewers = 0
+        self.task: asyncio.Task[None] | None = None
+        self.coalescer = Coalescer()
+        self.lock: Any = None
+
+    def joined(self) -> None:
+        self.viewers += 1
+        if not getattr(settings, "LIVE_COALESCER_IN_PROCESS", True):
+            return
+        loop = asyncio.get_running_loop()
+        if self.task is None or self.task.done() or self.task.get_loop() is not loop:
+            self.task = loop.create_task(self._run(), name="live-coalescer")
+
+    def left(self) -> None:
+        self.viewers = max(0, self.viewers - 1)
+        if self.viewers == 0 and self.task is not None:
+            self.task.cancel()
+            self.task = None
+
+    def _lead(self) -> bool:
+        try:
+            if self.lock is not None and self.lock.owned():
+                self.lock.reacquire()
+                return True
+            self.lock = state_redis().lock(f"{key_prefix()}:coalescer", timeout=LEADER_TTL_S,
+                                           blocking=False, thread_local=False)
+            return bool(self.lock.acquire())
+        except redis.RedisError as exc:
+            log.warning("live: coalescer lock: %s", exc)
+            return False
+
+    def _release(self) -> None:
+        try:
+            if self.lock is not None and self.lock.owned():
+                self.lock.release()
+        except redis.RedisError:
+            pass
+        self.lock = None
+
+    def _tick(self) -> list[tuple[str, dict[str, Any]]]:
+        if not self._lead():
+            return []
+        return self.coalescer.tick().frames
+
+    async def _run(self) -> None:
+        import redis.asyncio as aredis
+
+        layer = get_channel_layer()
+        waker = aredis.Redis.from_url(settings.REDIS_STATE_URL)
+        try:
+            while True:
+                started = time.monotonic()
+                try:
+                    frames = await database_sync_to_async(self._tick)()
+                    for topic, message in frames:
+                        await layer.group_send(group(topic), message)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:  # noqa: BLE001 - one bad tick must not stop the live view
+                    log.exception("live: coalescer tick failed")
+                # Never two ticks within TICK_S (L3) ...
+                await asyncio.sleep(max(0.0, TICK_S - (time.monotonic() - started)))
+                # ... and, when idle, the next one starts as soon as something is marked
+                # (or after 1 s anyway, to renew the lock and pick up deferred tiles).
+                try:
+                    await waker.blpop([wake_list()], timeout=1)
+                except aredis.RedisError as exc:
+                    log.warning("live: coalescer wake-up: %s", exc)
+                    await asyncio.sleep(TICK_S)
+        finally:
+            await database_sync_to_async(self._release)()
+            await waker.aclose()
+
+
+runner = _Runner()

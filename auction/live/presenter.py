@@ -1,0 +1,105 @@
+"""The presenter (dashboard.md C5): one per world, and the state followers mirror.
+
+The lock is a Redis key per world naming the holder; holding it needs the ``present``
+permission, and taking it from someone else needs an explicit confirmation. The
+presenter's page reports its view, query (filters, mode, zone), selection and step
+over its socket; the state goes out to ``w.<world>.presenter`` as one fragment, so it
+rides the coalescer like every other frame (within 1 s: a 250 ms tick plus a 250 ms
+merge). Clock, speed and scenario are shared server state already: their own frames
+reach followers.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from django.template.loader import render_to_string
+
+from auction.live.groups import group
+from auction.live.publish import key_prefix, publish_html, state_redis
+
+PERMISSION = "auction.present"
+FIELDS = ("view", "query", "sel", "step")
+
+
+class PresenterError(Exception):
+    pass
+
+
+class PresenterHeld(PresenterError):
+    """Someone else presents; taking over needs a confirmation."""
+
+    def __init__(self, holder: str) -> None:
+        super().__init__(f"{holder} is presenting; confirm to take over")
+        self.holder = holder
+
+
+@dataclass(frozen=True, slots=True)
+class Presenter:
+    user_id: int
+    name: str
+    since: float
+    state: dict[str, str]
+
+
+def _key() -> str:
+    return f"{key_prefix()}:presenter"
+
+
+def current_presenter() -> Presenter | None:
+    raw = state_redis().get(_key())
+    if raw is None:
+        return None
+    data = json.loads(raw)
+    return Presenter(data["user_id"], data["name"], data["since"], data.get("state", {}))
+
+
+def _can_present(user: Any) -> bool:
+    return bool(user is not None and user.is_authenticated and user.has_perm(PERMISSION))
+
+
+def presenter_take(user: Any, *, confirm: bool = False) -> Presenter:
+    if not _can_present(user):
+        raise PresenterError("presenting needs the present permission")
+    held = current_presenter()
+    if held is not None and held.user_id != user.pk and not confirm:
+        raise PresenterHeld(held.name)
+    presenter = Presenter(user.pk, user.get_username(), time.time(),
+                          held.state if held is not None else {})
+    _store(presenter)
+    return presenter
+
+
+def presenter_release(user: Any) -> None:
+    held = current_presenter()
+    if held is not None and (held.user_id == user.pk or user.is_superuser):
+        state_redis().delete(_key())
+        publish_html(group("presenter"), presenter_banner())
+
+
+def presenter_publish_state(user: Any, state: dict[str, Any]) -> bool:
+    """The presenter's page reports what it shows; anyone else is ignored (L8)."""
+    held = current_presenter()
+    if held is None or not _can_present(user) or held.user_id != user.pk:
+        return False
+    clean = {k: str(state.get(k, ""))[:500] for k in FIELDS}
+    if not clean["view"].startswith("/"):
+        clean["view"] = "/grid/"
+    _store(Presenter(held.user_id, held.name, held.since, clean))
+    return True
+
+
+def _store(presenter: Presenter) -> None:
+    state_redis().set(_key(), json.dumps({
+        "user_id": presenter.user_id, "name": presenter.name, "since": presenter.since,
+        "state": presenter.state,
+    }))
+    publish_html(group("presenter"), presenter_banner(presenter))
+
+
+def presenter_banner(presenter: Presenter | None = None) -> str:
+    presenter = presenter or current_presenter()
+    return render_to_string("partials/presenter.html", {"presenter": presenter, "oob": True})

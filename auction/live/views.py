@@ -1,0 +1,163 @@
+"""What each page's socket joins and how it snapshots a region (dashboard.md L1, L2).
+
+A region is what one group's frames update; its snapshot re-renders all of it, so the
+first frame on connect and the resync after a gap (L4) are the same code. Other pages
+register their views and regions here: ``register_view("auctions", lambda p: [...])``
+and ``register_region("auctions", render)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.template.loader import render_to_string
+
+from auction.live import fragments
+
+
+@dataclass(frozen=True, slots=True)
+class LiveParams:
+    """The page's live query: ``/ws/live/?view=grid&mode=dense&zone=z1``."""
+
+    view: str = "grid"
+    mode: str = ""
+    zone: str = ""
+
+    @classmethod
+    def parse(cls, query: dict[str, list[str]]) -> LiveParams:
+        def one(name: str) -> str:
+            return (query.get(name) or [""])[0][:64]
+
+        return cls(view=one("view") or "grid", mode=one("mode"), zone=one("zone"))
+
+
+# view -> params -> topics it joins (sync: may read the zone list).
+ViewTopics = Callable[[LiveParams], list[str]]
+# topic prefix -> (topic, params) -> the region's HTML, every element out of band.
+Region = Callable[[str, LiveParams], str]
+VIEWS: dict[str, ViewTopics] = {}
+REGIONS: dict[str, Region] = {}
+
+
+def register_view(view: str, topics: ViewTopics) -> None:
+    VIEWS[view] = topics
+
+
+def register_region(prefix: str, region: Region) -> None:
+    REGIONS[prefix] = region
+
+
+def topics_for(params: LiveParams) -> list[str]:
+    return VIEWS.get(params.view, VIEWS["grid"])(params)
+
+
+def region_html(topic: str, params: LiveParams) -> str:
+    prefix = topic.split(".", 1)[0]
+    region = REGIONS.get(prefix)
+    return region(topic, params) if region is not None else ""
+
+
+def grid_topics(params: LiveParams) -> list[str]:
+    """zones mode joins the tiles; full and dense join only the zones they show (L2)."""
+    from auction.selectors.grid import grid_mode, zone_names
+
+    common = ["clock", "tray", "metrics", "feed", "presenter"]
+    mode = grid_mode(params.mode or None)
+    if mode == "zones" and not params.zone:
+        return [*common, "zones"]
+    names = zone_names()
+    if params.zone:
+        names = [z for z in names if z == params.zone] or names
+    return [*common, *(f"zone.{z}" for z in names)]
+
+
+def kiosk_topics(params: LiveParams) -> list[str]:
+    """A kiosk shows no metrics header and no feed (C6): it joins neither."""
+    return [t for t in grid_topics(params) if t not in ("metrics", "feed")]
+
+
+def lrps_topics(params: LiveParams) -> list[str]:
+    return ["clock", "lrps", "metrics", "feed", "presenter"]
+
+
+def events_topics(params: LiveParams) -> list[str]:
+    return ["clock", "metrics", "feed", "presenter"]
+
+
+def compare_topics(params: LiveParams) -> list[str]:
+    # The panes are in-memory worlds stepped by links; only the header clock is live.
+    return ["clock", "presenter"]
+
+
+def _clock(topic: str, params: LiveParams) -> str:
+    from auction.selectors.clock import clock_view
+
+    return fragments.clock_fragment(clock_view())
+
+
+def _tray(topic: str, params: LiveParams) -> str:
+    return fragments.tray_fragment()
+
+
+# A region larger than this goes as its elements, one fragment each, so the consumer can
+# cut it into websocket messages (the section itself is already on the page).
+REGION_WHOLE_MAX = 256 * 1024
+
+
+def _zone(topic: str, params: LiveParams) -> str:
+    from auction.live.coalescer import SEP
+    from auction.selectors.grid import grid_snapshot
+
+    grid = grid_snapshot(zone=topic.split(".", 1)[1], tray=False)
+    out = []
+    for zone in grid.zones:
+        whole = fragments.zone_section_fragment(zone)
+        if len(whole) <= REGION_WHOLE_MAX:
+            out.append(whole)
+        else:
+            out.append(fragments.zone_head_fragment(zone))
+            out += [fragments.cell_fragment(cell) for cell in zone.cells]
+    return SEP.join(out)
+
+
+def _zones(topic: str, params: LiveParams) -> str:
+    from auction.selectors.grid import zone_tiles
+
+    return render_to_string("grid/tiles.html", {"tiles": zone_tiles(), "oob": True})
+
+
+def _metrics(topic: str, params: LiveParams) -> str:
+    return fragments.metrics_fragment()
+
+
+def _feed(topic: str, params: LiveParams) -> str:
+    return fragments.feed_fragment()
+
+
+def _lrps(topic: str, params: LiveParams) -> str:
+    return fragments.lrps_fragments()
+
+
+def _presenter(topic: str, params: LiveParams) -> str:
+    from auction.live.presenter import presenter_banner
+
+    return presenter_banner()
+
+
+register_view("grid", grid_topics)
+register_view("kiosk", kiosk_topics)
+register_view("present", grid_topics)
+register_view("lrps", lrps_topics)
+register_view("events", events_topics)
+register_view("compare", compare_topics)
+register_view("otto", lambda params: ["clock", "otto", "metrics", "feed", "presenter"])
+register_region("clock", _clock)
+register_region("tray", _tray)
+register_region("zone", _zone)
+register_region("zones", _zones)
+register_region("presenter", _presenter)
+register_region("metrics", _metrics)
+register_region("feed", _feed)
+register_region("lrps", _lrps)
+register_region("otto", lambda topic, params: fragments.otto_board_fragment())

@@ -1,0 +1,55 @@
+"""What the operator controls offer (dashboard.md C1, C2, C4): cells, zones, instances, apps, scenarios."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from auction import scenarios
+from auction.models import ActualLRP, Cell, DesiredLRP, Zone
+from auction.selectors.clock import ClockView, clock_view
+from auction.selectors.lrps import next_pass_at
+from auction.selectors.timeline import NextEvent, next_scheduled_event
+from auction.sim.clock import MAX_SPEED
+
+# dashboard.md C1: 0.25x to 16x, or "max" (the clock's ceiling).
+SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, MAX_SPEED)
+
+
+@dataclass(slots=True)
+class ControlChoices:
+    clock: ClockView
+    next_event: NextEvent | None
+    next_pass_at: float
+    speeds: list[tuple[str, str]]
+    cells: list[tuple[str, str, str]]  # cell id, zone, state
+    zones: list[str]
+    crashable: list[str]  # "<guid>.<index>" CLAIMED or RUNNING
+    apps: list[tuple[str, int]]
+    scenarios: list[str]
+
+    @property
+    def next_pass_in(self) -> float:
+        return max(0.0, self.next_pass_at - self.clock.now)
+
+    @property
+    def speed_value(self) -> str:
+        return "max" if self.clock.speed >= SPEEDS[-1] else f"{self.clock.speed:g}"
+
+
+def control_choices() -> ControlChoices:
+    view = clock_view()
+    speeds = [("max" if s == SPEEDS[-1] else f"{s:g}", "max" if s == SPEEDS[-1] else f"{s:g}×") for s in SPEEDS]
+    return ControlChoices(
+        clock=view,
+        next_event=next_scheduled_event(view.now),
+        next_pass_at=next_pass_at(),
+        speeds=speeds,
+        cells=list(Cell.objects.order_by("zone__name", "index", "cell_id").values_list("cell_id", "zone__name", "state")),
+        zones=list(Zone.objects.order_by("name").values_list("name", flat=True)),
+        crashable=[f"{g}.{i}" for g, i in ActualLRP.objects.filter(
+            presence=ActualLRP.Presence.ORDINARY,
+            state__in=[ActualLRP.State.CLAIMED, ActualLRP.State.RUNNING]).order_by("desired_id", "index")
+            .values_list("desired_id", "index")[:500]],
+        apps=list(DesiredLRP.objects.order_by("process_guid").values_list("process_guid", "instances")),
+        scenarios=scenarios.available(),
+    )

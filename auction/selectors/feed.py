@@ -1,0 +1,154 @@
+"""The event feed (dashboard.md M2) and the /events/ history, read from the bounded log.
+
+BBS events (bbs.md 8) and the simulator's own (auction, convergence, chaos, operator
+controls) share one table; the feed folds bursts of one type into a single row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.paginator import Page, Paginator
+from django.db.models import Q, QuerySet
+
+from auction.models import BBSEvent
+from auction.sim.clock import format_sim_time
+
+FEED_ROWS = 200
+PAGE_SIZE = 50
+CHAOS = ("cell_fail", "cell_restore", "cell_drain", "zone_fail", "zone_restore", "actual_lrp_crash")
+FAMILIES = ("desired_lrp", "actual_lrp", "task", "auction", "convergence", "chaos", "control")
+
+
+def family(type_: str, data: dict[str, Any]) -> str:
+    if type_ in CHAOS:
+        return "chaos"
+    if "source" in data:
+        return "control"
+    for name in ("desired_lrp", "actual_lrp", "task", "auction", "convergence"):
+        if type_.startswith(name):
+            return name
+    return "other"
+
+
+def app_of(key: str, data: dict[str, Any]) -> str:
+    for half in (data.get("after") or {}, data.get("before") or {}):
+        if half.get("process_guid"):
+            return str(half["process_guid"])
+    return key.rsplit(".", 1)[0] if "." in key else ""
+
+
+def summary(type_: str, key: str, cell_id: str, data: dict[str, Any]) -> str:
+    before, after = data.get("before") or {}, data.get("after") or {}
+    if before and after and before.get("state") != after.get("state"):
+        where = f" on {after['cell_id']}" if after.get("cell_id") else ""
+        return f"{key} {before.get('state')} → {after.get('state')}{where}"
+    if after or before:
+        row = after or before
+        bits = [key, row.get("state", ""), row.get("presence", "") if row.get("presence") != "ORDINARY" else ""]
+        if row.get("cell_id"):
+            bits.append(f"on {row['cell_id']}")
+        return " ".join(b for b in bits if b)
+    changes = ", ".join(
+        (f"{k} {_short(v[1])}" if v[0] is None else f"{k} {_short(v[0])} → {_short(v[1])}")
+        for k, v in (data.get("diff") or {}).items()
+        if isinstance(v, list) and len(v) == 2 and v[0] != v[1] and k not in ("process_guid", "task_guid"))
+    plain = ", ".join(f"{k} {v}" for k, v in data.items()
+                      if k not in ("source", "user", "diff") and v not in ("", None, 0, {}, []))
+    extra = ", ".join(b for b in (changes, plain) if b)
+    who = f" by {data['user']}" if data.get("user") else ""
+    src = f" ({data['source']}{who})" if data.get("source") else ""
+    return " ".join(b for b in (key, extra) if b) + src
+
+
+def _short(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, dict) and set(value) == {"epoch", "index"}:
+        return f"#{value['index']}"  # a modification tag
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+@dataclass(slots=True)
+class FeedRow:
+    id: int
+    at: float
+    type: str
+    family: str
+    key: str
+    app: str
+    cell_id: str
+    text: str
+    similar: int = 0
+    apps: set[str] = field(default_factory=set)
+    cells: set[str] = field(default_factory=set)
+
+    @property
+    def when(self) -> str:
+        return format_sim_time(self.at)
+
+    @property
+    def apps_attr(self) -> str:
+        return " ".join(sorted(self.apps))
+
+    @property
+    def cells_attr(self) -> str:
+        return " ".join(sorted(self.cells))
+
+
+def _row(values: dict[str, Any]) -> FeedRow:
+    data = values["data"] or {}
+    app = app_of(values["key"], data)
+    cell = values["cell_id"] or (data.get("after") or {}).get("cell_id", "") or ""
+    return FeedRow(values["id"], values["at"], values["type"], family(values["type"], data),
+                   values["key"], app, cell, summary(values["type"], values["key"], cell, data),
+                   apps={app} - {""}, cells={cell} - {""})
+
+
+def _filtered(qs: QuerySet[BBSEvent], type_: str = "", app: str = "", cell: str = "") -> QuerySet[BBSEvent]:
+    if type_:
+        qs = qs.filter(type__startswith=type_) if type_ not in ("chaos", "control") else (
+            qs.filter(type__in=CHAOS) if type_ == "chaos" else qs.filter(data__has_key="source").exclude(type__in=CHAOS))
+    if app:
+        qs = qs.filter(Q(key=app) | Q(key__startswith=f"{app}."))
+    if cell:
+        qs = qs.filter(cell_id=cell)
+    return qs
+
+
+def feed_rows(limit: int = FEED_ROWS, *, type_: str = "", app: str = "", cell: str = "") -> list[FeedRow]:
+    """Newest first, at most ``limit`` rows after folding runs of one type ("+37 similar")."""
+    qs = _filtered(BBSEvent.objects.order_by("-id"), type_, app, cell)
+    rows: list[FeedRow] = []
+    # Folding shrinks the page, so read in chunks until there are enough rows.
+    offset, chunk = 0, limit * 4
+    while len(rows) < limit:
+        batch = list(qs.values("id", "at", "type", "key", "cell_id", "data")[offset:offset + chunk])
+        if not batch:
+            break
+        for values in batch:
+            row = _row(values)
+            if rows and rows[-1].type == row.type:
+                rows[-1].similar += 1
+                rows[-1].apps |= row.apps
+                rows[-1].cells |= row.cells
+                continue
+            if len(rows) == limit:
+                break
+            rows.append(row)
+        offset += chunk
+    return rows
+
+
+def newest_event_id() -> int:
+    return BBSEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0
+
+
+def events_page(page: int | str = 1, *, type_: str = "", app: str = "", cell: str = "") -> Page:
+    """One page of the full history, unfolded (dashboard.md M2, KOV #84)."""
+    qs = _filtered(BBSEvent.objects.order_by("-id"), type_, app, cell)
+    paginator = Paginator(qs.values("id", "at", "type", "key", "cell_id", "data"), PAGE_SIZE)
+    result = paginator.get_page(page)
+    result.object_list = [_row(v) for v in result.object_list]
+    return result

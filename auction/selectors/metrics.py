@@ -1,0 +1,139 @@
+"""The metrics header (dashboard.md M1): Diego's names, values, 60-point sparklines.
+
+Gauges come from what each convergence pass recorded (``ConvergenceRun.metrics``,
+bbs.md 9); auctioneer figures from the stored auctions (``AuctionRun``) and the running
+counters. Nothing here is computed twice: the header only reads what was recorded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from auction.models import AuctionRun, Cell, ConvergenceRun, Counter
+from auction.selectors.clock import clock_row
+
+POINTS = 60
+SPARK_W = 60
+SPARK_H = 16
+
+# name → (tooltip, unit, warn, crit); thresholds in the unit shown.
+GAUGES: dict[str, str] = {
+    "LRPsDesired": "Sum of instances over all DesiredLRPs",
+    "LRPsRunning": "ORDINARY instances RUNNING after the last pass's actions",
+    "LRPsClaimed": "ORDINARY instances CLAIMED after the last pass's actions",
+    "LRPsUnclaimed": "ORDINARY instances UNCLAIMED after the last pass's actions",
+    "CrashedActualLRPs": "ORDINARY instances CRASHED after the last pass's actions",
+    "CrashingDesiredLRPs": "Process guids with at least one ORDINARY CRASHED instance",
+    "LRPsMissing": "Instances the last pass found missing (step 3)",
+    "LRPsExtra": "Instances the last pass retired (extras in fresh domains, fresh orphans)",
+    "SuspectRunningActualLRPs": "SUSPECT instances RUNNING, found by the last pass",
+    "PresentCells": "Cells whose presence was alive at the last pass",
+    "SuspectCells": "Cells holding instances but without presence at the last pass",
+    "TasksPending": "Tasks PENDING after task convergence",
+    "TasksRunning": "Tasks RUNNING after task convergence",
+    "TasksCompleted": "Tasks COMPLETED after task convergence",
+    "TasksResolving": "Tasks RESOLVING after task convergence",
+}
+AUCTION_COUNTERS: dict[str, str] = {
+    "AuctioneerLRPAuctionsStarted": "LRP instances placed (total; sparkline per auction)",
+    "AuctioneerLRPAuctionsFailed": "LRP instances that failed placement (total; per auction)",
+    "AuctioneerTaskAuctionsStarted": "Tasks placed (total; sparkline per auction)",
+    "AuctioneerTaskAuctionsFailed": "Tasks that failed placement (total; per auction)",
+}
+
+
+@dataclass(slots=True)
+class Metric:
+    name: str
+    value: float | None
+    text: str
+    tooltip: str
+    series: list[float]
+    level: str = "ok"  # ok | warn | crit
+
+    @property
+    def dom_id(self) -> str:
+        return "metric-" + self.name.replace(".", "-")
+
+    @property
+    def points(self) -> str:
+        """An SVG polyline's points, scaled to the series' own range."""
+        if not self.series:
+            return ""
+        low, high = min(self.series), max(self.series)
+        span = (high - low) or 1.0
+        step = SPARK_W / max(1, POINTS - 1)
+        offset = POINTS - len(self.series)
+        return " ".join(
+            f"{(offset + i) * step:.1f},{SPARK_H - 1 - (v - low) / span * (SPARK_H - 2):.1f}"
+            for i, v in enumerate(self.series)
+        )
+
+    @property
+    def level_label(self) -> str:
+        return {"warn": "warning", "crit": "critical"}.get(self.level, "")
+
+
+def _level(seconds: float | None, warn: float, crit: float) -> str:
+    if seconds is None or seconds < warn:
+        return "ok"
+    return "crit" if seconds >= crit else "warn"
+
+
+def _count_text(value: float | None) -> str:
+    return "—" if value is None else f"{int(value):,}"
+
+
+def _seconds_text(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f} s" if value < 10 else f"{value:.1f} s"
+
+
+def metrics_header() -> list[Metric]:
+    runs = list(ConvergenceRun.objects.order_by("-id").values("metrics", "duration_ns")[:POINTS])[::-1]
+    auctions = list(AuctionRun.objects.order_by("-id").values("placements", "failures", "fetch_ms")[:POINTS])[::-1]
+    counters = dict(Counter.objects.values_list("name", "value"))
+    latest = runs[-1]["metrics"] if runs else {}
+    out: list[Metric] = []
+    for name, tip in GAUGES.items():
+        series = [float(r["metrics"].get(name, 0)) for r in runs]
+        value = latest.get(name) if runs else None
+        out.append(Metric(name, value, _count_text(value), tip, series))
+
+    durations = [r["duration_ns"] / 1e9 for r in runs]
+    duration = durations[-1] if durations else None
+    out.append(Metric("ConvergenceLRPDuration", duration, _seconds_text(duration),
+                      "Wall time of the last convergence pass (warn 10 s, critical 20 s)",
+                      durations, _level(duration, 10.0, 20.0)))
+    lrp_runs = counters.get("ConvergenceLRPRuns")
+    run_series = [float(lrp_runs - (len(runs) - 1 - i)) for i in range(len(runs))] if lrp_runs else []
+    out.append(Metric("ConvergenceLRPRuns", lrp_runs, _count_text(lrp_runs),
+                      "Convergence passes completed", run_series))
+
+    per_auction = {name: [] for name in AUCTION_COUNTERS}
+    for a in auctions:
+        # LRP idents are "<guid>.<index>"; task guids cannot hold a dot (bbs.md 7).
+        per_auction["AuctioneerLRPAuctionsStarted"].append(sum(1 for k in a["placements"] if "." in k))
+        per_auction["AuctioneerTaskAuctionsStarted"].append(sum(1 for k in a["placements"] if "." not in k))
+        per_auction["AuctioneerLRPAuctionsFailed"].append(sum(1 for k in a["failures"] if "." in k))
+        per_auction["AuctioneerTaskAuctionsFailed"].append(sum(1 for k in a["failures"] if "." not in k))
+    for name, tip in AUCTION_COUNTERS.items():
+        value = counters.get(name, 0 if auctions else None)
+        out.append(Metric(name, value, _count_text(value), tip, [float(v) for v in per_auction[name]]))
+
+    fetches = [a["fetch_ms"] / 1000 for a in auctions]
+    fetch = fetches[-1] if fetches else None
+    out.append(Metric("AuctioneerFetchStatesDuration", fetch, _seconds_text(fetch),
+                      "Wall time of the last auction's cell state fetch (warn 2 s, critical 5 s)",
+                      fetches, _level(fetch, 2.0, 5.0)))
+    # A failed cell whose presence has not lapsed yet is still asked, and does not answer.
+    now = clock_row().now()
+    silent = sum(1 for lost in Cell.objects.filter(state=Cell.State.FAILED).values_list(
+        "presence_lost_at", flat=True) if lost is None or now < lost)
+    out.append(Metric("AuctioneerFailedCellStateRequests", silent, _count_text(silent),
+                      "Cells the auctioneer asks for state that do not answer (failed, presence not yet lapsed)",
+                      []))
+    for name in sorted(k for k in latest if k.startswith("Domain.")):
+        series = [float(r["metrics"].get(name, 0)) for r in runs]
+        out.append(Metric(name, latest[name], "fresh",
+                          f"{name[7:]} was fresh at the last pass (a stale domain is absent)", series))
+    return out

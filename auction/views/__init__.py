@@ -1,0 +1,1 @@
+"""Pages: thin, each renders a selector's read model. One module per page."""

@@ -1,0 +1,60 @@
+"""The auction sequence pages (dashboard.md section 2): list, replay, big-auction pages."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from auction.selectors import auctions as selectors
+from auction.selectors.clock import clock_view
+
+
+def _page(request: HttpRequest, template: str, context: dict, status: int = 200) -> HttpResponse:
+    return render(request, template, {"clock": clock_view(), "live_view": "auctions",
+                                      "page": "auctions", **context}, status=status)
+
+
+def _missing(request: HttpRequest, run_id: int) -> HttpResponse:
+    if _fragment(request):
+        return render(request, "auctions/missing_body.html", {"run_id": run_id}, status=404)
+    return _page(request, "auctions/missing.html", {"run_id": run_id}, status=404)
+
+
+def _fragment(request: HttpRequest) -> bool:
+    """An htmx step request swaps the replay body; a history restore wants the page."""
+    return (request.headers.get("HX-Request") == "true"
+            and request.headers.get("HX-History-Restore-Request") != "true")
+
+
+def auction_list(request: HttpRequest) -> HttpResponse:
+    return _page(request, "auctions/list.html", {"auctions": selectors.auction_list()})
+
+
+def auction_replay(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = selectors.auction_get(run_id)
+    if run is None:
+        return _missing(request, run_id)
+    replay = selectors.replay(run, selectors.clamp_step(run, request.GET.get("step", 0)))
+    if _fragment(request):
+        return render(request, "auctions/replay_body.html", {"replay": replay})
+    return _page(request, "auctions/replay.html", {"replay": replay})
+
+
+def auction_cells(request: HttpRequest, run_id: int) -> HttpResponse:
+    """A8: one 50-row page of a big auction's candidate table."""
+    run = selectors.auction_get(run_id)
+    if run is None:
+        return _missing(request, run_id)
+    step = selectors.clamp_step(run, request.GET.get("step"))
+    try:
+        page = int(request.GET.get("page", 0))
+    except ValueError:
+        page = -1
+    if not 1 <= step <= len(run.order) or page < 0:
+        return HttpResponse("step must name an item of this auction and page be a number ≥ 0",
+                            status=400, content_type="text/plain; charset=utf-8")
+    rows, more = selectors.cell_page(run, step - 1, page)
+    return render(request, "auctions/cell_page.html",
+                  {"run": run, "step": step, "page": page, "rows": rows, "more": more,
+                   "first_row": page * selectors.PAGE_ROWS + 1,
+                   "last_row": page * selectors.PAGE_ROWS + len(rows)})

@@ -1,0 +1,155 @@
+"""Operator controls (dashboard.md C1, C2, C4, D3): thin POST views over the services.
+
+Each needs a signed-in user with the ``auction.control`` permission (staff and
+superusers have it), a CSRF token, and answers with a short status line for htmx
+(or a redirect back without JavaScript). Bad input is a 400 with the BBS's words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+
+from auction.api.auth import CONTROL_PERMISSION
+from auction.services import operator
+from auction.services.cells import (
+    actual_lrp_crash,
+    cell_drain,
+    cell_fail,
+    cell_restore,
+    zone_fail,
+    zone_restore,
+)
+from auction.services.errors import BBSError, InvalidRequest
+
+SOURCE = operator.SOURCE
+
+
+def can_control(user: Any) -> bool:
+    """The ``auction.control`` permission (the API's too), or staff: operators by role."""
+    return bool(user.is_authenticated and user.is_active
+                and (user.is_staff or user.is_superuser or user.has_perm(CONTROL_PERMISSION)))
+
+
+def _answer(request: HttpRequest, message: str, status: int = 200) -> HttpResponse:
+    if request.headers.get("HX-Request") or status != 200:
+        return render(request, "partials/controls_result.html",
+                      {"message": message, "error": status != 200}, status=status)
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, {request.get_host()}, request.is_secure()):
+        back = "/lrps/"
+    return redirect(back or "/lrps/")
+
+
+def control(view: Callable[[HttpRequest], str]) -> Callable[[HttpRequest], HttpResponse]:
+    """POST only, ``control`` permission, BBS errors as 400 with their message."""
+
+    @require_POST
+    @wraps(view)
+    def wrapped(request: HttpRequest) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return _answer(request, "sign in to use the controls (admin login)", 403)
+        if not can_control(request.user):
+            return _answer(request, "you need the control permission", 403)
+        try:
+            return _answer(request, view(request))
+        except BBSError as exc:
+            return _answer(request, exc.message, exc.status if exc.status < 500 else 400)
+
+    return wrapped
+
+
+def _field(request: HttpRequest, name: str) -> str:
+    value = request.POST.get(name, "").strip()
+    if not value:
+        raise InvalidRequest(f"Invalid field: {name}")
+    return value
+
+
+@control
+def clock(request: HttpRequest) -> str:
+    action = _field(request, "action")
+    user = request.user
+    if action == "pause":
+        operator.operator_clock_pause(user)
+        return "clock paused"
+    if action == "resume":
+        operator.operator_clock_resume(user)
+        return "clock running"
+    if action == "speed":
+        speed = _field(request, "speed")
+        operator.operator_clock_speed(speed, user)
+        return f"speed {speed}×" if speed != "max" else "speed max"
+    if action == "step":
+        upcoming = operator.operator_clock_step_next(user)
+        return f"stepped to the next event: {upcoming.what}" if upcoming else "stepped"
+    raise InvalidRequest("Invalid field: action")
+
+
+@control
+def cell(request: HttpRequest) -> str:
+    action, cell_id = _field(request, "action"), _field(request, "cell")
+    actions = {"fail": cell_fail, "restore": cell_restore, "drain": cell_drain}
+    if action not in actions:
+        raise InvalidRequest("Invalid field: action")
+    actions[action](cell_id, source=SOURCE, user=request.user)
+    return {"fail": f"{cell_id} failed: its presence lapses in 10-15 s",
+            "restore": f"{cell_id} restored", "drain": f"{cell_id} draining (evacuation)"}[action]
+
+
+@control
+def zone(request: HttpRequest) -> str:
+    action, name = _field(request, "action"), _field(request, "zone")
+    if action == "fail":
+        cells = zone_fail(name, source=SOURCE, user=request.user)
+        return f"zone {name} failed ({len(cells)} cells)"
+    if action == "restore":
+        cells = zone_restore(name, source=SOURCE, user=request.user)
+        return f"zone {name} restored ({len(cells)} cells)"
+    raise InvalidRequest("Invalid field: action")
+
+
+@control
+def crash(request: HttpRequest) -> str:
+    guid, _, index = _field(request, "instance").rpartition(".")
+    try:
+        number = int(index)
+    except ValueError:
+        raise InvalidRequest("Invalid field: instance (expected <process_guid>.<index>)") from None
+    if not guid:
+        raise InvalidRequest("Invalid field: instance (expected <process_guid>.<index>)")
+    actual_lrp_crash(guid, number, source=SOURCE, user=request.user)
+    return f"{guid}.{number} crashed"
+
+
+@control
+def scale(request: HttpRequest) -> str:
+    guid, instances = _field(request, "process_guid"), _field(request, "instances")
+    operator.operator_scale(guid, instances, request.user)
+    return f"{guid} scaled to {instances}"
+
+
+@control
+def scenario(request: HttpRequest) -> str:
+    name = _field(request, "name")
+    operator.operator_scenario_load(name, request.user)
+    return f"scenario {name} loaded"
+
+
+@control
+def domain(request: HttpRequest) -> str:
+    action, name = _field(request, "action"), _field(request, "domain")
+    if action == "bump":
+        ttl = _field(request, "ttl")
+        operator.operator_domain_bump(name, ttl, request.user)
+        return f"{name} bumped ({'never expires' if ttl == 'never' else f'{ttl} s'})"
+    if action == "expire":
+        operator.operator_domain_expire(name, request.user)
+        return f"{name} expired now: stale"
+    raise InvalidRequest("Invalid field: action")

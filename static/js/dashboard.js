@@ -1,0 +1,135 @@
+// Shared page chrome: countdowns, expandable rows, the feed drawer and control answers.
+// No polling (dashboard.md L7): countdowns run here from the last clock frame.
+(function () {
+  "use strict";
+
+  // --- sim time, extrapolated from the last clock frame (as live.js does) -------------
+  function simNow() {
+    var clock = document.getElementById("sim-clock");
+    if (!clock) return null;
+    var now = Number(clock.dataset.simNow);
+    if (clock.dataset.paused === "true") return now;
+    var received = Number(clock.dataset.received || 0);
+    if (!received) return now;
+    return now + Math.min((Date.now() - received) / 1000, 5) * Number(clock.dataset.speed);
+  }
+
+  function tickCountdowns() {
+    var now = simNow();
+    if (now === null) return;
+    document.querySelectorAll(".countdown[data-due]").forEach(function (el) {
+      var left = Number(el.dataset.due) - now;
+      var text = left > 0 ? el.dataset.template.replace("{s}", Math.ceil(left - 1e-9) + " s") : el.dataset.done;
+      if (text && el.textContent !== text) el.textContent = text;
+    });
+  }
+  setInterval(tickCountdowns, 250);
+
+  // --- expandable rows and <details> keep their state across live swaps --------------
+  var openRows = new Set();
+  var openDetails = new Set();
+
+  function setRow(button, open) {
+    var target = document.getElementById(button.dataset.toggle);
+    if (!target) return;
+    target.hidden = !open;
+    button.setAttribute("aria-expanded", open ? "true" : "false");
+    button.textContent = open ? "▾" : "▸";
+  }
+
+  document.addEventListener("click", function (e) {
+    var button = e.target.closest("button[data-toggle]");
+    if (!button) return;
+    var open = button.getAttribute("aria-expanded") !== "true";
+    if (open) openRows.add(button.dataset.toggle); else openRows.delete(button.dataset.toggle);
+    setRow(button, open);
+  });
+
+  document.addEventListener("toggle", function (e) {
+    var el = e.target;
+    if (!el.id || el.tagName !== "DETAILS") return;
+    if (el.open) openDetails.add(el.id); else openDetails.delete(el.id);
+  }, true);
+
+  function restore() {
+    document.querySelectorAll("button[data-toggle]").forEach(function (b) {
+      if (openRows.has(b.dataset.toggle)) setRow(b, true);
+    });
+    openDetails.forEach(function (id) {
+      var el = document.getElementById(id);
+      if (el && !el.open) el.open = true;
+    });
+    tickCountdowns();
+  }
+
+  // --- the feed: live rows unless paused; filters by type, app, cell -----------------
+  var paused = false;
+  var shownNewest = 0;
+
+  function feedFilter() {
+    var type = (document.getElementById("feed-type") || {}).value || "";
+    var app = ((document.getElementById("feed-app") || {}).value || "").trim();
+    var cell = ((document.getElementById("feed-cell") || {}).value || "").trim();
+    document.querySelectorAll("#feed-list .feed-row").forEach(function (row) {
+      var ok = (!type || row.dataset.family === type) &&
+        (!app || (" " + row.dataset.apps + " ").indexOf(" " + app + " ") >= 0) &&
+        (!cell || (" " + row.dataset.cells + " ").indexOf(" " + cell + " ") >= 0);
+      row.hidden = !ok;
+    });
+  }
+
+  function takeIncoming() {
+    var incoming = document.getElementById("feed-incoming");
+    var list = document.getElementById("feed-list");
+    var badge = document.getElementById("feed-new");
+    if (!incoming || !list) return;
+    var newest = Number(incoming.dataset.newest || 0);
+    if (!shownNewest) shownNewest = Number(list.dataset.newest || newest);
+    if (paused) {
+      // Event ids count up one per stored event, so the gap is the number of new events.
+      var fresh = Math.max(0, newest - shownNewest);
+      if (badge) { badge.hidden = fresh === 0; badge.textContent = fresh + " new"; }
+      return;
+    }
+    if (incoming.children.length) {
+      list.innerHTML = incoming.innerHTML;
+      shownNewest = newest;
+      list.dataset.newest = String(newest);
+      feedFilter();
+    }
+    if (badge) badge.hidden = true;
+  }
+
+  document.addEventListener("click", function (e) {
+    if (!e.target.closest || !e.target.closest("#feed-pause")) return;
+    var button = document.getElementById("feed-pause");
+    paused = !paused;
+    button.setAttribute("aria-pressed", paused ? "true" : "false");
+    button.textContent = paused ? "▶ Resume feed" : "‖ Pause feed";
+    if (!paused) takeIncoming();
+  });
+  document.addEventListener("input", function (e) {
+    if (e.target.closest && e.target.closest(".feed-tools")) feedFilter();
+  });
+  document.addEventListener("change", function (e) {
+    if (e.target.closest && e.target.closest(".feed-tools")) feedFilter();
+  });
+
+  document.addEventListener("htmx:wsAfterMessage", function () { takeIncoming(); restore(); });
+
+  // --- control answers: a 400/403/404 carries the reason; show it, do not drop it ----
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    var target = e.detail.target;
+    if (target && target.id === "control-status" && e.detail.xhr.status >= 400 && e.detail.xhr.status < 500) {
+      e.detail.shouldSwap = true;
+      e.detail.isError = false;
+    }
+  });
+
+  document.addEventListener("DOMContentLoaded", function () {
+    var list = document.getElementById("feed-list");
+    var incoming = document.getElementById("feed-incoming");
+    if (list && incoming) list.dataset.newest = incoming.dataset.newest || "0";
+    tickCountdowns();
+  });
+})();

@@ -1,0 +1,75 @@
+"""Presenter and kiosk in real browsers (dashboard.md 11: T10; C5, C6)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from live_browser import LiveBrowserCase
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.browser
+
+
+def _world_and_presenter() -> str:
+    from django.contrib.auth.models import Permission, User
+    from django.test import Client
+
+    from auction.live.publish import state_redis
+    from auction.services.auctioneer import auctioneer_run
+    from auction.services.clock import clock_reset
+    from auction.services.scenarios import scenario_load
+
+    state_redis().delete("live:main:presenter")
+    scenario_load("seed-example")
+    clock_reset(0.0, paused=True)
+    auctioneer_run()
+    user = User.objects.create_user("ann", password="pw")
+    user.user_permissions.add(Permission.objects.get(codename="present"))
+    client = Client()
+    client.force_login(user)
+    return client.cookies["sessionid"].value
+
+
+class PresenterTests(LiveBrowserCase):
+    def test_t10_followers_and_kiosk_follow_within_a_second(self) -> None:
+        """T10 (C5, C6): follows within 1 s; controls disabled or absent; Unfollow works."""
+        from auction.views.kiosk import kiosk_token
+
+        session = self.run_as_worker(_world_and_presenter)
+        lead = self.browser.new_context()
+        lead.add_cookies([{"name": "sessionid", "value": session, "url": self.live_server_url}])
+        presenter = self.open("/present/", lead)
+        presenter.get_by_role("button", name="Present").click()
+        expect(presenter.locator("body")).to_have_attribute("data-presenter-page", "1")
+        expect(presenter.locator("body")).to_have_attribute("data-ws", "open", timeout=15_000)
+
+        follower = self.open("/grid/", self.browser.new_context())
+        kiosk = self.open(f"/kiosk/?follow=1&token={kiosk_token()}", self.browser.new_context())
+        for page in (follower, kiosk):
+            expect(page.locator("#presenter-state")).to_have_text("following ann", timeout=3000)
+        expect(follower.locator('select[name="kind"]')).to_be_disabled()
+        expect(kiosk.locator("nav, #grid-filters")).to_have_count(0)  # no menus, no controls
+
+        started = time.monotonic()
+        presenter.select_option('select[name="kind"]', "task")
+        expect(follower.locator('select[name="kind"]')).to_have_value("task", timeout=1000)
+        expect(kiosk.locator('[data-instance="lrp-a.0"]')).to_have_class(
+            __import__("re").compile(r"\bdim\b"), timeout=1000)
+        took = time.monotonic() - started
+        assert "kind=task" in follower.url and "token=" in kiosk.url
+        self.shot(follower, "T10-presenter-1")
+        self.shot(kiosk, "T10-presenter-2")
+        assert took < 1.0, took
+
+        follower.get_by_role("button", name="Unfollow").click()
+        expect(follower.locator("#presenter")).to_be_hidden()
+        expect(follower.locator('select[name="kind"]')).to_be_enabled()
+        presenter.select_option('select[name="kind"]', "lrp")
+        expect(kiosk.locator('[data-task="task-c"]')).to_have_class(
+            __import__("re").compile(r"\bdim\b"), timeout=1000)
+        expect(follower.locator('select[name="kind"]')).to_have_value("task")  # unfollowed
+        self.shot(follower, "T10-presenter-3")
+        for page in (presenter, follower, kiosk):
+            assert page.errors == [], page.errors
+            page.context.close()

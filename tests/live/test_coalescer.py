@@ -1,0 +1,146 @@
+"""The coalescer (dashboard.md L3, L4): one render per dirty key per tick, numbered frames."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from auction.live import coalescer as co
+from auction.live.publish import (
+    cells_changed_after_commit,
+    dirty_set,
+    mark_dirty,
+    publish_html,
+    send_now,
+    state_redis,
+)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def clean_redis():
+    client = state_redis()
+    for key in client.scan_iter("live:*"):
+        client.delete(key)
+    yield client
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """Wrap every renderer to count how often each key is rendered."""
+    calls: dict[str, int] = {}
+
+    def wrap(prefix, renderer):
+        def counting(args):
+            for arg in args:
+                calls[f"{prefix}:{arg}"] = calls.get(f"{prefix}:{arg}", 0) + 1
+            return renderer(args)
+        return counting
+
+    for prefix, renderer in list(co.RENDERERS.items()):
+        monkeypatch.setitem(co.RENDERERS, prefix, wrap(prefix, renderer))
+    return calls
+
+
+def _seed():
+    from auction.services.auctioneer import auctioneer_run
+    from auction.services.scenarios import scenario_load
+
+    scenario_load("seed-example")
+    auctioneer_run()
+
+
+def test_one_render_per_dirty_key_per_tick(clean_redis, counted) -> None:
+    """dashboard.md L3: 1,000 marks of the same cells render each cell once in the tick."""
+    _seed()
+    from auction.models import Cell
+
+    co.Coalescer(only_watched=False).tick()  # drain what the scenario marked
+    counted.clear()
+    cells = list(Cell.objects.values_list("cell_id", flat=True))
+    for _ in range(250):
+        for cell in cells:
+            mark_dirty(f"cell:{cell}", "tray")
+    tick = co.Coalescer(only_watched=False).tick()
+    assert {k: v for k, v in counted.items() if k.startswith("cell:")} == {f"cell:{c}": 1 for c in cells}
+    assert counted["tray:"] == 1
+    # One frame per group: each zone's group, the tray's, the tiles'.
+    topics = [topic for topic, _ in tick.frames]
+    assert len(topics) == len(set(topics))
+    assert set(topics) >= {"zone.z1", "zone.z2", "tray"}
+    # Nothing left: the next tick renders nothing.
+    counted.clear()
+    assert co.Coalescer(only_watched=False).tick().frames == [] and not [k for k in counted if k.startswith("cell:")]
+
+
+def test_services_only_mark_after_commit(clean_redis) -> None:
+    """dashboard.md L3: a service marks keys after its transaction commits, never before."""
+    from django.db import transaction
+
+    with transaction.atomic():
+        cells_changed_after_commit(["cell-1"])
+        assert not clean_redis.sismember(dirty_set(), "cell:cell-1")
+    assert clean_redis.sismember(dirty_set(), "cell:cell-1")
+
+
+def test_latest_fragment_wins_and_legacy_messages_route_through_marks(clean_redis) -> None:
+    """dashboard.md L3: caller-rendered fragments collapse to the latest per element id."""
+    for n in range(50):
+        publish_html("w.main.feed", f'<div id="feed-row-x" hx-swap-oob="true">{n}</div>')
+    send_now("w.main.zones", {"type": "live.cells", "cells": ["cell-9"]})
+    assert clean_redis.sismember(dirty_set(), "cell:cell-9")
+    tick = co.Coalescer(only_watched=False).tick()
+    feed = [m for topic, m in tick.frames if topic == "feed"]
+    assert len(feed) == 1 and feed[0]["data"].decode().endswith(">49</div>")
+    with pytest.raises(ValueError):
+        publish_html("w.main.feed", "<div>no id</div>")
+
+
+def test_frames_are_numbered_per_group_and_split_over_256_kb(clean_redis, monkeypatch) -> None:
+    """dashboard.md L4: consecutive numbers per group; a 600 KB frame goes in 3 parts."""
+    big = '<div id="big" hx-swap-oob="true">' + "é" * 300_000 + "</div>"
+    monkeypatch.setitem(co.RENDERERS, "big", lambda args: [("lrps", big)])
+    mark_dirty("big:x")
+    first = co.Coalescer(only_watched=False).tick().frames
+    parts = [m for topic, m in first if topic == "lrps"]
+    assert [m["parts"] for m in parts] == [3, 3, 3]
+    assert all(len(m["data"]) <= co.FRAME_LIMIT for m in parts)
+    assert b"".join(m["data"] for m in parts).decode() == big
+    mark_dirty("big:x")
+    second = [m for topic, m in co.Coalescer(only_watched=False).tick().frames if topic == "lrps"]
+    seqs = [m["seq"] for m in parts + second]
+    assert seqs == list(range(seqs[0], seqs[0] + 6))
+
+
+def test_zone_tiles_update_at_most_once_a_second(clean_redis) -> None:
+    """dashboard.md G8: a zone tile is re-rendered at most once per second."""
+    _seed()
+    coalescer = co.Coalescer(only_watched=False)
+    coalescer.tick(now=100.0)
+    mark_dirty("tile:z1")
+    assert not [t for t, _ in coalescer.tick(now=100.5).frames if t == "zones"]
+    assert clean_redis.sismember(dirty_set(), "tile:z1")  # deferred, not lost
+    assert [t for t, _ in coalescer.tick(now=101.1).frames if t == "zones"] == ["zones"]
+
+
+def test_no_template_polls() -> None:
+    """dashboard.md L7: no hx-trigger="every …" anywhere: countdowns run in the browser."""
+    offenders = [str(p) for p in (ROOT / "templates").rglob("*.html") if "every" in p.read_text()]
+    assert offenders == []
+
+
+def test_groups_nobody_watches_are_not_rendered(clean_redis, counted) -> None:
+    """dashboard.md L3, L8: with every viewer in zones mode, a burst renders tiles, not cells."""
+    _seed()
+    co.Coalescer(only_watched=False).tick()
+    counted.clear()
+    co.viewers_change(["zones", "tray", "clock"], 1)
+    mark_dirty("cell:cell-1", "cell:cell-3", "tray")
+    tick = co.Coalescer().tick(now=1000.0)
+    assert not [k for k in counted if k.startswith(("cell:", "zone:"))]
+    assert counted["tray:"] == 1 and {t for t, _ in tick.frames} == {"tray", "zones"}
+    assert "cell:cell-1" in tick.skipped
+    co.viewers_change(["zones", "tray", "clock"], -1)

@@ -1,0 +1,159 @@
+"""The live socket's protocol (dashboard.md L1-L4, L8) through the real ASGI app."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from channels.testing import WebsocketCommunicator
+
+from auction.live.coalescer import group_seq
+from diego_web.asgi import application
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+ORIGIN = [(b"origin", b"http://127.0.0.1:8000")]
+
+
+def _cells(count: int, zones: int = 3) -> None:
+    from auction.models import Cell, Zone
+
+    made = [Zone.objects.create(name=f"z{n + 1}") for n in range(zones)]
+    Cell.objects.bulk_create(
+        Cell(cell_id=f"cell-{i}", zone=made[i % zones], index=i, memory_mb=4096) for i in range(count)
+    )
+
+
+async def _connect(path: str) -> tuple[WebsocketCommunicator, str]:
+    communicator = WebsocketCommunicator(application, path, headers=ORIGIN)
+    connected, _ = await communicator.connect()
+    assert connected
+    return communicator, await communicator.receive_from(timeout=5)
+
+
+def _members(layer) -> dict[str, int]:
+    return {name: len(channels) for name, channels in layer.groups.items() if channels}
+
+
+@pytest.mark.asyncio
+async def test_groups_follow_the_view_and_mode() -> None:
+    """dashboard.md L2, G8: zones mode joins the tiles' group, dense joins one group per zone."""
+    await sync_to_async(_cells)(600)
+    layer = get_channel_layer()
+    zones, snapshot = await _connect("/ws/live/?view=grid")  # 600 cells: zones mode by default
+    assert 'id="zone-tiles"' in snapshot and 'id="cell-' not in snapshot
+    joined = _members(layer)
+    assert "w.main.zones" in joined and not any(g.startswith("w.main.zone.") for g in joined)
+    dense, snapshot = await _connect("/ws/live/?view=grid&mode=dense&zone=z2")
+    assert 'id="zone-z2"' in snapshot and 'id="zone-z1"' not in snapshot
+    joined = _members(layer)
+    assert joined.get("w.main.zone.z2") == 1 and "w.main.zone.z1" not in joined
+    for name in joined:
+        assert len(name) < 100
+    await zones.disconnect()
+    await dense.disconnect()
+
+
+@pytest.mark.asyncio
+async def test_snapshot_first_covers_every_joined_region() -> None:
+    """dashboard.md L1: the first frame renders clock, tray and every zone of the view."""
+    from auction.services.auctioneer import auctioneer_run
+    from auction.services.scenarios import scenario_load
+
+    await sync_to_async(scenario_load)("seed-example")
+    await sync_to_async(auctioneer_run)()
+    communicator, snapshot = await _connect("/ws/live/?view=grid")
+    for element in ('id="sim-clock"', 'id="tray"', 'id="zone-z1"', 'id="zone-z2"', 'id="presenter"'):
+        assert element in snapshot
+    # seed-example: lrp-a 3 and lrp-b 2 instances, task-c and task-d: all 7 placed.
+    assert snapshot.count('data-instance="') == 5 and snapshot.count('data-task="') == 2
+    await communicator.disconnect()
+
+
+@pytest.mark.asyncio
+async def test_a_gap_resnapshots_that_region_only() -> None:
+    """dashboard.md L4: a missing frame number makes the consumer re-send that region."""
+    await sync_to_async(_cells)(4, zones=2)
+    communicator, _ = await _connect("/ws/live/?view=grid&mode=full")
+    layer = get_channel_layer()
+    known = await sync_to_async(group_seq)("tray")
+    await layer.group_send("w.main.tray", {
+        "type": "live.frame", "topic": "tray", "seq": known + 3, "part": 0, "parts": 1,
+        "data": b'<aside id="tray" hx-swap-oob="true">stale</aside>',
+    })
+    frame = await communicator.receive_from(timeout=5)
+    assert 'id="tray"' in frame and "stale" not in frame
+    assert "all work placed" in frame  # the region re-rendered from the database
+    await communicator.disconnect()
+
+
+@pytest.mark.asyncio
+async def test_parts_are_joined_and_old_numbers_dropped() -> None:
+    """dashboard.md L4: split frames arrive as one; frames already in the snapshot are skipped."""
+    await sync_to_async(_cells)(4, zones=2)
+    communicator, _ = await _connect("/ws/live/?view=grid&mode=full")
+    layer = get_channel_layer()
+    known = await sync_to_async(group_seq)("tray")
+    await layer.group_send("w.main.tray", {"type": "live.frame", "topic": "tray", "seq": known,
+                                           "part": 0, "parts": 1, "data": b"<p id='old'>old</p>"})
+    text = "<aside id='tray' hx-swap-oob='true'>" + "x" * 1000 + "é</aside>"
+    data = text.encode()
+    cut = data.index("é".encode()) + 1  # split inside a character: joined before decoding
+    for n, chunk in enumerate((data[:cut], data[cut:])):
+        await layer.group_send("w.main.tray", {"type": "live.frame", "topic": "tray",
+                                               "seq": known + 1 + n, "part": n, "parts": 2, "data": chunk})
+    frame = await communicator.receive_from(timeout=5)
+    assert frame == text
+    await communicator.disconnect()
+
+
+@pytest.mark.asyncio
+async def test_a_burst_reaches_the_browser_as_at_most_4_frames_a_second() -> None:
+    """dashboard.md L3: the consumer merges its groups' frames: <= duration/0.25 + 2 sends."""
+    await sync_to_async(_cells)(4, zones=2)
+    communicator, _ = await _connect("/ws/live/?view=grid&mode=full")
+    layer = get_channel_layer()
+    seq = {t: await sync_to_async(group_seq)(t) for t in ("tray", "zone.z1", "zone.z2")}
+    started = time.monotonic()
+    for n in range(60):
+        for topic in seq:
+            seq[topic] += 1
+            await layer.group_send(f"w.main.{topic}", {
+                "type": "live.frame", "topic": topic, "seq": seq[topic], "part": 0, "parts": 1,
+                "data": f'<i id="{topic}-{n}"></i>'.encode()})
+        await asyncio.sleep(0.02)
+    received = []
+    # (receive_from's timeout would cancel the consumer: ask for silence first.)
+    while not await communicator.receive_nothing(timeout=0.6):
+        received.append(await communicator.receive_from(timeout=1))
+    duration = time.monotonic() - started
+    assert len(received) <= duration / 0.25 + 2
+    joined = "".join(received)
+    assert all(f'id="{t}-59"' in joined for t in seq)  # nothing lost by merging
+    await communicator.disconnect()
+
+
+@pytest.mark.asyncio
+async def test_foreign_origin_and_missing_origin_are_refused() -> None:
+    """dashboard.md L8: Origin is checked."""
+    for headers in ([(b"origin", b"http://evil.example")], []):
+        communicator = WebsocketCommunicator(application, "/ws/live/", headers=headers)
+        connected, _ = await communicator.connect()
+        assert not connected
+
+
+def test_big_merges_are_cut_on_fragment_boundaries() -> None:
+    """dashboard.md L3/L4: no websocket message over daphne's 1 MiB; fragments stay whole."""
+    from auction.live.consumers import MESSAGE_MAX, pack
+
+    fragments = [f'<i id="f{n}">' + "x" * 300_000 + "</i>" for n in range(7)]
+    sent, rest = [], fragments
+    while rest:
+        text, rest = pack(rest)
+        sent.append(text)
+    assert all(len(t.encode()) <= MESSAGE_MAX for t in sent) and len(sent) == 3
+    assert "".join(sent).count("<i id=") == 7
+    huge, rest = pack(["y" * (2 * MESSAGE_MAX)])
+    assert len(huge) == 2 * MESSAGE_MAX and rest == []  # one element is never cut

@@ -1,0 +1,80 @@
+"""Presenter lock and kiosk tokens (dashboard.md C5, C6)."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Permission, User
+
+from auction.live.presenter import (
+    PresenterError,
+    PresenterHeld,
+    current_presenter,
+    presenter_publish_state,
+    presenter_take,
+)
+from auction.live.publish import state_redis
+from auction.views.kiosk import kiosk_token
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def no_presenter():
+    state_redis().delete("live:main:presenter")
+    yield
+    state_redis().delete("live:main:presenter")
+
+
+def _presenter(name: str) -> User:
+    user = User.objects.create_user(name, password="pw")
+    user.user_permissions.add(Permission.objects.get(codename="present"))
+    return User.objects.get(pk=user.pk)
+
+
+def test_one_presenter_per_world_and_takeover_needs_confirmation() -> None:
+    """dashboard.md C5: one lock per world; taking it over asks for confirmation."""
+    ann, bob = _presenter("ann"), _presenter("bob")
+    presenter_take(ann)
+    with pytest.raises(PresenterHeld) as held:
+        presenter_take(bob)
+    assert held.value.holder == "ann"
+    assert current_presenter().name == "ann"
+    presenter_take(bob, confirm=True)
+    assert current_presenter().name == "bob"
+
+
+def test_presenting_needs_the_present_permission() -> None:
+    """dashboard.md C5, L8: without `present` nobody leads, over HTTP or the socket."""
+    plain = User.objects.create_user("carol", password="pw")
+    with pytest.raises(PresenterError):
+        presenter_take(plain)
+    ann = _presenter("ann")
+    presenter_take(ann)
+    assert not presenter_publish_state(plain, {"view": "/lrps/"})
+    assert presenter_publish_state(ann, {"view": "/grid/", "query": "app=web", "sel": "web.2"})
+    state = current_presenter().state
+    assert state["view"] == "/grid/" and state["query"] == "app=web" and state["sel"] == "web.2"
+
+
+def test_present_page(client) -> None:
+    """dashboard.md C5: the page asks before taking over; the follower banner names X."""
+    ann, bob = _presenter("ann"), _presenter("bob")
+    client.force_login(ann)
+    assert client.post("/present/", {"action": "take"}).status_code == 302
+    client.force_login(bob)
+    page = client.post("/present/", {"action": "take"}).content.decode()
+    assert "ann is presenting. Take over?" in page and 'name="confirm" value="1"' in page
+    client.force_login(User.objects.create_user("dave", password="pw"))
+    assert client.get("/present/").status_code == 403
+    grid = client.get("/grid/").content.decode()
+    assert 'id="presenter"' in grid
+
+
+def test_kiosk_needs_a_signed_read_only_token(client) -> None:
+    """dashboard.md C6: a signed token; no menus; the socket view is the kiosk's."""
+    assert client.get("/kiosk/").status_code == 403
+    assert client.get("/kiosk/?token=" + kiosk_token() + "x").status_code == 403
+    page = client.get(f"/kiosk/?mode=zones&follow=1&token={kiosk_token()}").content.decode()
+    assert "<nav" not in page and 'class="kiosk"' in page
+    assert "view=kiosk&amp;mode=zones" in page
+    assert "location.reload" not in page and "http-equiv" not in page
