@@ -142,7 +142,7 @@ def test_t7_crashes_one_and_two_restart_at_once_the_third_waits_30_s(stack: Live
         screenshot(page, "t7-crash-3-backoff")
         # Running again, the back-off ends and a pass restarts it.
         page.locator("button[name=action][value=resume]").click()
-        page.select_option("select[name=speed]", "4")
+        page.select_option("select[name=speed]", "16")
         page.get_by_role("button", name="Set speed").click()
         expect(line).not_to_have_attribute("data-state", "CRASHED", timeout=60_000)
         screenshot(page, "t7-restarted")
@@ -181,6 +181,8 @@ def test_t6_extras_are_held_while_the_domain_is_stale_and_retired_after_a_bump(s
         expect(page.locator(".banner")).to_have_text(re.compile(
             "Extras are retired only while their domain is fresh; missing instances are created regardless."))
         screenshot(page, "t6-held-1")
+        # 8x from here: the two passes this test waits for come every 3.75 wall-s, not 30.
+        stack.cli("clock", "--speed", "8")
         page.locator("button[name=action][value=resume]").click()
         passes_before = len(stack.status()["passes"])
         stack.wait_for(lambda s: len(s["passes"]) >= passes_before + 1, timeout=60, what="a pass while stale")
@@ -207,9 +209,9 @@ def test_t9_fail_an_az_then_restore_it(stack: LiveStack) -> None:
         page = browser.new_page()
         sign_in(page, stack, "lrps/")
         chaos(page)
-        page.select_option("select[name=speed]", "4")
+        page.select_option("select[name=speed]", "8")
         page.get_by_role("button", name="Set speed").click()
-        status_says(page, "speed 4×")
+        status_says(page, "speed 8×")
         page.select_option("select[name=zone]", "z2")
         page.get_by_role("button", name="Fail AZ").click()
         status_says(page, "zone z2 failed (2 cells)")

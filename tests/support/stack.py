@@ -169,12 +169,24 @@ class LiveStack:
                              f"(passes and auctions left out): {str(summary)[:3000]}")
 
     @staticmethod
-    def kill(proc: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:
+    def kill(proc: subprocess.Popen[bytes], sig: int = signal.SIGKILL, grace: float = 10) -> None:
+        """Send `sig` to the process group; a group that outlives `grace` seconds gets SIGKILL.
+
+        A Celery worker's warm shutdown waits for its running tasks, and a task blocked on a
+        Redis that is already gone can keep it waiting for minutes.
+        """
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:
             pass
-        proc.wait(30)
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait(10)
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
@@ -203,7 +215,8 @@ class LiveStack:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(10)
-        for proc in self.spawned:
+        # Newest first: workers and beats go before the Redis they talk to.
+        for proc in reversed(self.spawned):
             if proc.poll() is None:
                 self.kill(proc, signal.SIGTERM)
         for pid in self.child_pids().values():
