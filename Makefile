@@ -41,14 +41,12 @@ chromium:
 	  $$SUDO apt-get update -q >/dev/null && \
 	  $$SUDO apt-get install -y -q --no-install-recommends chromium >/dev/null; }
 
-# Two workers: the process and browser tests run one after another on one of them
-# (tests/conftest.py groups them), the quick tests beside them on the other.
-TEST_WORKERS ?= 2
+# The process and browser tests in one pytest, the quick ones in another beside it.
 test: $(STAMP) chromium
-	@$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	@$(BIN)/python tools/test_suite.py $(PYTEST_ARGS)
 
 test-fast: $(STAMP)
-	@$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not browser and not processes" $(PYTEST_ARGS)
+	@$(BIN)/python -m pytest -m "not browser and not processes" $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	@$(BIN)/ruff check .

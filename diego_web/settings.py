@@ -111,6 +111,8 @@ TEMPLATES = [
 ]
 
 # --- database -------------------------------------------------------------------------
+# tools/test_suite.py runs two pytest processes at once: each gets its own test database.
+_TEST_SHARD = f"_{os.environ['DIEGO_TEST_SHARD']}" if os.environ.get("DIEGO_TEST_SHARD") else ""
 _sqlite_default = f"sqlite:///{VAR_DIR / 'db.sqlite3'}"
 DATABASES = {
     "default": dj_database_url.parse(
@@ -126,12 +128,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 20,
     }
     # ChannelsLiveServerTestCase and the process tests need a file, not :memory:.
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-db{_TEST_SHARD}.sqlite3")}
 else:
     # Named explicitly: ChannelsLiveServerTestCase's forked daphne derives the test database
     # from TEST NAME, else from NAME, which the test runner has already renamed by then.
     DATABASES["default"].setdefault("TEST", {})
-    DATABASES["default"]["TEST"].setdefault("NAME", f"test_{DATABASES['default']['NAME']}")
+    DATABASES["default"]["TEST"].setdefault("NAME", f"test_{DATABASES['default']['NAME']}{_TEST_SHARD}")
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -121,13 +121,3 @@ def redis_channel_layer(redis_socket: str, settings) -> Iterator[None]:  # type:
     yield
     channel_layers.backends.clear()
 
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (``make test`` runs two workers), every test that starts real
-    processes or a browser goes to one worker, one after another: two stacks at once on a
-    two-core machine would slow each other's simulated clocks past their tests' patience,
-    while the quick tests run beside them on the other worker.
-    """
-    for item in items:
-        if item.get_closest_marker("browser") or item.get_closest_marker("processes"):
-            item.add_marker(pytest.mark.xdist_group("stacks"))
