@@ -11,6 +11,7 @@ transition runs exactly once even with a stale second auctioneer.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from auction.otto.backoff import backoff_delay
@@ -26,6 +27,15 @@ PENDING_EXPIRED = "not started within time limit"
 
 OPEN, NO_BIDS, AWARDED, STARTED, FINISHED, FAILED = "open", "no_bids", "awarded", "started", "finished", "failed"
 PENDING_STATES = (OPEN, NO_BIDS, AWARDED)
+# Sim instants are sums of floats (steps, durations, grace): a transition due at t also
+# fires at t minus float noise, or a clock stepped exactly to t could wait forever.
+DUE_EPS_S = 1e-6
+
+
+def _ms_floor(t: float) -> float:
+    """Whole milliseconds, never later than ``t``: a rounded-up deadline would not be
+    reached by a clock stepped exactly to the unrounded one."""
+    return math.floor(t * 1000 + 1e-6) / 1000
 
 
 class LifecycleError(ValueError):
@@ -79,17 +89,17 @@ def closed(auction: AuctionState, bids: list[Bid], now: float, jitter_seed: str 
     """Close at ``ends`` + grace: award the lowest cost, or schedule a re-announcement."""
     if auction.state != OPEN:
         raise LifecycleError(f"cannot close an auction in state {auction.state}")
-    if now < auction.closes_at:
+    if now + DUE_EPS_S < auction.closes_at:
         raise LifecycleError("the auction closes at ends + grace")
     close_at = auction.closes_at
     winner = choose_winner(bids, auction.attempt)
     if winner is None:
         delay = backoff_delay(auction.announcements, jitter_seed)
-        return replace(auction, state=NO_BIDS, next_announce_at=round(close_at + delay, 3),
+        return replace(auction, state=NO_BIDS, next_announce_at=_ms_floor(close_at + delay),
                        note=f"no bids, re-announce in {delay:g} s")
     start_by = close_at + START_TIMEOUT_S + winner.ready_in_s
     return replace(auction, state=AWARDED, winner=winner.bidder, cost=round(winner.cost, 6),
-                   start_by=round(start_by, 3), note=f"awarded to {winner.bidder}")
+                   start_by=_ms_floor(start_by), note=f"awarded to {winner.bidder}")
 
 
 def reannounced(auction: AuctionState, now: float, duration_s: float = DEFAULT_DURATION_S) -> AuctionState:
@@ -116,11 +126,11 @@ def reauctioned(auction: AuctionState, now: float, reason: str,
 
 
 def start_timed_out(auction: AuctionState, now: float) -> bool:
-    return auction.state == AWARDED and auction.start_by is not None and now >= auction.start_by
+    return auction.state == AWARDED and auction.start_by is not None and now + DUE_EPS_S >= auction.start_by
 
 
 def pending_expired(auction: AuctionState, now: float) -> bool:
-    return auction.state in PENDING_STATES and now >= auction.submitted_at + PENDING_LIMIT_S
+    return auction.state in PENDING_STATES and now + DUE_EPS_S >= auction.submitted_at + PENDING_LIMIT_S
 
 
 def start_allowed(auction: AuctionState, bidder: str, attempt: int) -> bool:

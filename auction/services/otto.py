@@ -340,19 +340,20 @@ def otto_due(now: float, wall: float | None = None) -> Effects:
     effects = Effects()
     wall = time.time() if wall is None else wall
     clock = clock_row()
+    due = now + lifecycle.DUE_EPS_S
     with transaction.atomic():
         due_close = list(OttoAuction.objects.select_for_update().filter(
-            state=OttoAuction.State.OPEN, ends__lte=now - GRACE_S))
+            state=OttoAuction.State.OPEN, ends__lte=due - GRACE_S))
         if due_close:
             _close(due_close, now, clock, effects)
         for row in OttoAuction.objects.select_for_update().filter(
-                state=OttoAuction.State.AWARDED, start_by__lte=now):
+                state=OttoAuction.State.AWARDED, start_by__lte=due):
             counters_add({"OttoStartTimeouts": 1})
             OttoOrchestrator.objects.filter(client_id=row.winner).update(
                 start_timeouts=models_f("start_timeouts") + 1)
             _reauction(row, now, f"{row.winner} did not start by {msg.to_iso(row.start_by or now)}", effects)
         for row in OttoAuction.objects.select_for_update().filter(
-                state=OttoAuction.State.NO_BIDS, next_announce_at__lte=now):
+                state=OttoAuction.State.NO_BIDS, next_announce_at__lte=due):
             state = lifecycle.reannounced(to_state(row), now, row.duration_s)
             apply_state(row, state, now)
             row.unmet = _unmet(caps.derive(row.raw, _known(row)), wall)
@@ -360,7 +361,7 @@ def otto_due(now: float, wall: float | None = None) -> Effects:
             _announce(row, effects)
         for row in OttoAuction.objects.select_for_update().filter(
                 state__in=[OttoAuction.State.NO_BIDS, OttoAuction.State.OPEN],
-                submitted_at__lte=now - lifecycle.PENDING_LIMIT_S):
+                submitted_at__lte=due - lifecycle.PENDING_LIMIT_S):
             state = lifecycle.expired(to_state(row))
             apply_state(row, state, now)
             row.save()

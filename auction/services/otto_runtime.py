@@ -226,7 +226,7 @@ class Auctioneer:
         # Nothing is due before the soonest deadline read last time (opens and re-announcements
         # force a re-read; an orchestrator's start only removes one), so idle ticks skip the queries.
         # A re-read every second covers anything unforeseen.
-        due_check = (opened or self.next_due is None or now >= self.next_due
+        due_check = (opened or self.next_due is None or now + lifecycle.DUE_EPS_S >= self.next_due
                      or time.monotonic() - self.last_due_check >= 1.0)
         if due_check and (not self.clock.state.paused or now != self._last_now or opened):
             self.last_due_check = time.monotonic()

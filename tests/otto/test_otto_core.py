@@ -146,6 +146,23 @@ def test_lifecycle_award_timeout_and_failure() -> None:
     assert (failed.state, failed.failure_reason) == ("failed", "not started after 5 auctions")
 
 
+def test_deadlines_are_reached_by_a_clock_stepped_to_them() -> None:
+    """otto.md 6-7 (deadlines on the sim clock): a clock paused and stepped by exactly the
+    window, then the start timeout, must reach start_by; so must one stepped by the back-off.
+    A deadline rounded up to whole milliseconds was a hair later than the stepped clock,
+    and the auction stayed awarded forever (seen as a flaky re-auction test)."""
+    for starts in (12.3456789, 31.2345, 0.1 + 0.2, 1e6 / 3):
+        auction = lifecycle.opened("a-9", starts)
+        now = starts + 5.5  # the test clock's step, not ends + grace
+        won = lifecycle.closed(auction, [Bid("cell-1", 1, 0.02, starts)], now)
+        assert won.start_by <= won.closes_at + lifecycle.START_TIMEOUT_S
+        assert lifecycle.start_timed_out(won, now + lifecycle.START_TIMEOUT_S)
+        none = lifecycle.closed(auction, [], now)
+        stepped = now + (none.next_announce_at - now)
+        assert lifecycle.reannounced(none, stepped).state == "open"
+        assert stepped + lifecycle.DUE_EPS_S >= none.next_announce_at
+
+
 def test_lifecycle_no_bids_backoff_keeps_attempt() -> None:
     """otto.md 7: no bids at close -> re-announce after 2, 4, 8 s, keeping the attempt number."""
     auction = lifecycle.opened("a-2", 0.0)
