@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
+from django.db.models import F, Window
+from django.db.models.functions import RowNumber
 
 from auction.live.publish import mark_dirty_after_commit
 from auction.models import (
@@ -25,7 +27,7 @@ from auction.models import (
 from auction.otto import capabilities as caps
 from auction.otto import lifecycle
 from auction.otto import messages as msg
-from auction.otto.bids import GRACE_S, Bid, lateness
+from auction.otto.bids import COST_PLACES, GRACE_S, Bid, lateness
 from auction.otto.capabilities import Offer
 from auction.selectors.clock import clock_row
 from auction.services import otto_bus as bus
@@ -256,7 +258,8 @@ def otto_bids_record(incoming: list[IncomingBid], wall: float | None = None) -> 
             if held is not None and held.status == OttoBid.Status.ACCEPTED and status != OttoBid.Status.ACCEPTED:
                 continue  # a refused duplicate never replaces the live bid
             bid = held or OttoBid(auction=row, attempt=m["attempt"], bidder=m["bidder"])
-            bid.kind, bid.cost, bid.breakdown = m["kind"], float(m["cost"]), m["breakdown"]
+            # Stored to the 6 places the ranking compares (bids.COST_PLACES), so SQL can rank.
+            bid.kind, bid.cost, bid.breakdown = m["kind"], round(float(m["cost"]), COST_PLACES), m["breakdown"]
             bid.ready_in_s, bid.sent_at = float(m["ready_in_s"]), m["_t"].get("sent_at")
             bid.received_at, bid.sequence, bid.status, bid.reason = item.received_at, item.sequence, status, reason
             new[key] = bid
@@ -383,8 +386,7 @@ def _known(row: OttoAuction) -> dict[str, Any]:
 def _close(rows: list[OttoAuction], now: float, clock: SimClock, effects: Effects) -> None:
     """Close at ends + grace, exactly once: the rows are locked and re-checked as open."""
     bids_by: dict[int, list[Bid]] = {}
-    for b in OttoBid.objects.filter(auction__in=rows, status=OttoBid.Status.ACCEPTED).values_list(
-            "auction_id", "attempt", "bidder", "cost", "received_at", "sequence", "kind", "ready_in_s"):
+    for b in _best_bids(rows):
         bids_by.setdefault(b[0], []).append(Bid(b[2], b[1], b[3], b[4], b[5], b[6], b[7]))
     wall = time.time()
     awarded: list[OttoAuction] = []
@@ -422,6 +424,23 @@ def _close(rows: list[OttoAuction], now: float, clock: SimClock, effects: Effect
         + [BBSEvent(at=now, type="otto_no_bids", key=r.auction_id,
                     data={"unmet": r.unmet, "next_announce_at": r.next_announce_at})
            for r in rows if r.state == OttoAuction.State.NO_BIDS])
+
+
+def _best_bids(rows: list[OttoAuction]) -> list[tuple[Any, ...]]:
+    """Per closing auction, its best accepted bid of the open attempt, ranked in SQL.
+
+    The same order as ``bids.ranking_key`` (costs are stored to 6 places; one row per
+    bidder and attempt is a constraint), so ``lifecycle.closed`` picks the same winner
+    from this one bid as from all of them, while a close of 1,000 auctions with 50 bids
+    each reads 1,000 rows, not 50,000.
+    """
+    ranked = OttoBid.objects.filter(
+        auction__in=rows, status=OttoBid.Status.ACCEPTED, attempt=F("auction__attempt"),
+    ).annotate(rank=Window(RowNumber(), partition_by=[F("auction_id")],
+                           order_by=[F("cost").asc(), F("received_at").asc(), F("sequence").asc(),
+                                     F("bidder").asc()]))
+    return list(ranked.filter(rank=1).values_list(
+        "auction_id", "attempt", "bidder", "cost", "received_at", "sequence", "kind", "ready_in_s"))
 
 
 def _reauction(row: OttoAuction, now: float, reason: str, effects: Effects) -> None:

@@ -1,6 +1,7 @@
 """Benchmark of Otto open auctions (issue 7). Prints JSON figures; asserts nothing.
 
     manage.py bench_otto --wipe [--auctions 1000] [--bidders 50] [--duration 60] [--speed 1]
+                         [--arrival steady|burst] [--bidder-processes 2]
 
 Runs the real auctioneer (``otto_runtime.Auctioneer``) on the real ``otto`` Channels
 layer (Redis) and database, with ``--auctions`` Otto tasks sent to tasks.for_auction at
@@ -131,7 +132,6 @@ def _bidder_process(clients: list[str], seed: int) -> None:
 
     async def main() -> None:
         layer = bus.otto_layer()
-        await _flush_bus(layer)
         await asyncio.gather(*(Bidder(c, layer, seed).run() for c in clients))
 
     asyncio.run(main())
@@ -163,6 +163,12 @@ class Command(BaseCommand):
         parser.add_argument("--duration", type=float, default=60.0, help="auction window, sim-s (1-60)")
         parser.add_argument("--speed", type=float, default=1.0, help="sim clock speed")
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--arrival", choices=["steady", "burst"], default="steady",
+                            help="steady: tasks arrive evenly over one window, so the auctions close one "
+                                 "by one and all are open together at its end; burst: all at once, so "
+                                 "all close in the same instant (the worst case)")
+        parser.add_argument("--bidder-processes", type=int, default=2,
+                            help="processes the bidders are spread over (orchestrator processes)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not options["wipe"]:
@@ -179,25 +185,31 @@ class Command(BaseCommand):
 
             await database_sync_to_async(clock_set_speed)(o["speed"])
         layer = bus.otto_layer()
+        await _flush_bus(layer)  # before any bidder joins a group
         # The bidders run in their own process, as the orchestrators do in production.
         from django.db import connections
 
         await database_sync_to_async(connections.close_all)()
-        bidder_process = multiprocessing.get_context("fork").Process(
-            target=_bidder_process, args=(clients, o["seed"]), daemon=True)
-        bidder_process.start()
+        n_proc = max(1, min(o["bidder_processes"], len(clients)))
+        bidder_processes = [multiprocessing.get_context("fork").Process(
+            target=_bidder_process, args=(clients[i::n_proc], o["seed"]), daemon=True)
+            for i in range(n_proc)]
+        for process in bidder_processes:
+            process.start()
         runs = []
         auctioneer = Auctioneer(layer=layer, duration_s=o["duration"], use_lock=False)
         runs.append(asyncio.create_task(auctioneer.run()))
         await asyncio.wait_for(auctioneer.active.wait(), 30)
         await asyncio.sleep(2.0)  # every bidder has joined tasks.auction
         started = time.perf_counter()
-        for task in tasks:
-            await _send(layer, task)
         figures: dict[str, Any] = {"auctions": auctions, "bidders": bidders_n, "duration_sim_s": o["duration"],
-                                   "speed": o["speed"]}
+                                   "speed": o["speed"], "arrival": o["arrival"], "bidder_processes": n_proc}
+        peak = {"open": 0}
+        feeder = asyncio.create_task(_feed(layer, tasks, o["duration"] / o["speed"] if o["arrival"] == "steady"
+                                           else 0.0))
 
         def counts() -> tuple[int, int, int]:
+            peak["open"] = max(peak["open"], OttoAuction.objects.filter(state=OttoAuction.State.OPEN).count())
             return (OttoAuction.objects.count(), OttoBid.objects.count(),
                     OttoAuction.objects.filter(award_latency_ms__isnull=False).count())
 
@@ -218,6 +230,8 @@ class Command(BaseCommand):
                                   f"{awarded} awards")
             await asyncio.sleep(0.2)
         figures["total_s"] = round(time.perf_counter() - started, 2)
+        figures["open_together_peak"] = peak["open"]
+        feeder.cancel()
 
         def latencies() -> tuple[list[float], int, int]:
             values = [v for v in OttoAuction.objects.filter(award_latency_ms__isnull=False)
@@ -242,9 +256,19 @@ class Command(BaseCommand):
         for run in runs:
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(run, 10)
-        bidder_process.terminate()
-        bidder_process.join(10)
+        for process in bidder_processes:
+            process.terminate()
+            process.join(10)
         return figures
+
+
+async def _feed(layer: Any, tasks: list[dict[str, Any]], over_s: float) -> None:
+    """Send the tasks to tasks.for_auction, evenly over ``over_s`` wall seconds (0: at once)."""
+    started = time.perf_counter()
+    for n, task in enumerate(tasks):
+        if over_s:
+            await asyncio.sleep(max(0.0, started + over_s * n / len(tasks) - time.perf_counter()))
+        await _send(layer, task)
 
 
 async def _send(layer: Any, message: dict[str, Any]) -> None:
