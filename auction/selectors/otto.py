@@ -11,6 +11,10 @@ from auction.otto.bids import Bid, ranking_key
 from auction.otto.times import to_iso
 
 CLOSED_LANE = 100
+# The board draws at most this many cards per live lane (soonest due first) and counts
+# the rest: with 1,000 auctions open, a full board took seconds to render and megabytes
+# per frame (bench_otto). The API lists them all.
+LANE_CARDS = 100
 # A card shows the newest bids (and always the leader); the API keeps them all.
 BIDS_SHOWN = 8
 PENDING = ("open", "no_bids")
@@ -140,6 +144,16 @@ class Board:
     awarded: list[AuctionView]
     closed: list[AuctionView]
     roster: list[RosterView]
+    open_total: int = 0
+    awarded_total: int = 0
+
+    @property
+    def open_more(self) -> int:
+        return max(0, self.open_total - len(self.open))
+
+    @property
+    def awarded_more(self) -> int:
+        return max(0, self.awarded_total - len(self.awarded))
 
 
 def _bids(rows: list[OttoAuction]) -> dict[int, list[BidView]]:
@@ -179,11 +193,24 @@ def auction_detail(auction_id: str) -> AuctionView | None:
     return view
 
 
-def open_auctions() -> list[AuctionView]:
-    """Open lane: soonest close first (O1); auctions backing off count as open."""
-    rows = list(OttoAuction.objects.filter(state__in=PENDING))
+def _open_due(state: str, ends: float, next_announce_at: float | None) -> float:
+    return ends + 0.5 if state == "open" else (next_announce_at or 0.0)
+
+
+def open_auctions(limit: int | None = None) -> list[AuctionView]:
+    """Open lane: soonest close first (O1); auctions backing off count as open.
+
+    With ``limit``, the order is found on light rows first, and only the first ``limit``
+    auctions (and their bids) are loaded whole.
+    """
+    if limit is None:
+        rows = list(OttoAuction.objects.filter(state__in=PENDING))
+    else:
+        light = OttoAuction.objects.filter(state__in=PENDING).values_list("pk", "state", "ends", "next_announce_at")
+        first = sorted(light, key=lambda r: (_open_due(r[1], r[2], r[3]), r[0]))[:limit]
+        rows = list(OttoAuction.objects.filter(pk__in=[r[0] for r in first]))
     views = auction_views(rows)
-    return sorted(views, key=lambda v: (v.closes_at if v.state == "open" else (v.next_announce_at or 0), v.order))
+    return sorted(views, key=lambda v: (_open_due(v.state, v.ends, v.next_announce_at), v.order))
 
 
 def roster() -> list[RosterView]:
@@ -194,7 +221,9 @@ def roster() -> list[RosterView]:
 
 
 def board() -> Board:
-    awarded = auction_views(list(OttoAuction.objects.filter(state="awarded").order_by("start_by")))
+    awarded = auction_views(list(OttoAuction.objects.filter(state="awarded").order_by("start_by", "id")[:LANE_CARDS]))
     closed = auction_views(list(OttoAuction.objects.filter(
         state__in=["started", "finished", "failed"]).order_by("-updated_wall", "-id")[:CLOSED_LANE]))
-    return Board(open_auctions(), awarded, closed, roster())
+    return Board(open_auctions(LANE_CARDS), awarded, closed, roster(),
+                 open_total=OttoAuction.objects.filter(state__in=PENDING).count(),
+                 awarded_total=OttoAuction.objects.filter(state="awarded").count())

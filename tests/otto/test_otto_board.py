@@ -95,3 +95,28 @@ def test_placement_mode_switch_rules() -> None:
     with pytest.raises(InvalidRequest):
         task_placement_mode_set("t-2", "bogus")
     assert OttoOrchestrator.objects.count() == 2 and OttoAuction.objects.count() == 1
+
+
+def test_board_draws_the_soonest_cards_and_counts_the_rest(client, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """dashboard.md O1 (soonest close first) at scale (issue 7: the board stays responsive with
+    1,000 open auctions): the lane draws LANE_CARDS cards, says how many more, counts all."""
+    from auction.selectors import otto as board_selectors
+
+    monkeypatch.setattr(board_selectors, "LANE_CARDS", 3)
+    zone = Zone.objects.create(name="z1")
+    Cell.objects.create(cell_id="1", zone=zone, index=0)
+    clock_reset(0.0, paused=True)
+    with transaction.atomic():
+        tasks = [task_desire({"task_guid": f"t-{n}", "domain": "d", "rootfs": "docker:///x", "memory_mb": 64,
+                              "placement_mode": "otto"}) for n in range(5)]
+    for n, task in enumerate(reversed(tasks)):  # opened at 4, 3, 2, 1, 0 s: t-0 closes last
+        otto_auction_open(otto_task_message(task, float(n)), float(n))
+    page = client.get("/otto/").content.decode()
+    lane = page[page.index('id="otto-lane-open"'):page.index('id="otto-lane-awarded"')]
+    shown = re.findall(r'data-auction="([^"]+)"', lane)
+    expected = [a.auction_id for a in OttoAuction.objects.order_by("ends")[:3]]
+    assert list(dict.fromkeys(shown)) == expected
+    assert '<span class="count">5</span>' in lane
+    assert 'data-more="2"' in lane and "and 2 more, closing later" in lane
+    api = client.get("/api/v1/open_auctions").json()["open_auctions"]
+    assert len(api) == 5
