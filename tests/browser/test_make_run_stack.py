@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.processes]
 
 @pytest.fixture(scope="module")
 def stack():
-    live = LiveStack("e2e")
+    live = LiveStack("e2e", otto=True)  # all of make run, Otto too
     try:
         live.startup_seconds = live.start()
         yield live
