@@ -7,13 +7,11 @@ the services, then drives Debian's chromium with Playwright.
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
-from browser import launch, screenshot
-from channels.testing import ChannelsLiveServerTestCase
-from playwright.sync_api import expect, sync_playwright
+from live_browser import BrowserPageCase
+from playwright.sync_api import expect
 
 from auction.models import AuctionRun
 from auction.services.auctioneer import auctioneer_run
@@ -31,32 +29,7 @@ MISMATCH_ERRORS = {
 }
 
 
-class AuctionPagesInBrowser(ChannelsLiveServerTestCase):
-    @classmethod
-    def setUpClass(cls) -> None:
-        super().setUpClass()  # forks daphne
-        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-        cls.playwright = sync_playwright().start()
-        cls.browser = launch(cls.playwright)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.browser.close()
-        cls.playwright.stop()
-        super().tearDownClass()
-
-    def setUp(self) -> None:
-        self.page = self.browser.new_page(viewport={"width": 1400, "height": 1000})
-        self.errors: list[str] = []
-        self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
-        self.shots = 0
-
-    def tearDown(self) -> None:
-        self.page.close()
-
-    def shot(self, name: str) -> None:
-        self.shots += 1
-        screenshot(self.page, f"{name}-{self.shots}")
+class AuctionPagesInBrowser(BrowserPageCase):
 
     def seed(self, scenario: str) -> AuctionRun:
         scenario_load(scenario)

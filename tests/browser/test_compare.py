@@ -7,45 +7,19 @@ URL, so the test only drives Debian's chromium through Playwright.
 
 from __future__ import annotations
 
-import os
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from browser import launch, screenshot
-from channels.testing import ChannelsLiveServerTestCase
-from playwright.sync_api import expect, sync_playwright
+from live_browser import BrowserPageCase
+from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 
 ALL = ["diego", "dea", "objective", "random"]
 
 
-class ComparePageInBrowser(ChannelsLiveServerTestCase):
-    @classmethod
-    def setUpClass(cls) -> None:
-        super().setUpClass()  # forks daphne
-        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-        cls.playwright = sync_playwright().start()
-        cls.browser = launch(cls.playwright)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.browser.close()
-        cls.playwright.stop()
-        super().tearDownClass()
-
-    def setUp(self) -> None:
-        self.page = self.browser.new_page(viewport={"width": 1600, "height": 1100})
-        self.errors: list[str] = []
-        self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
-        self.shots = 0
-
-    def tearDown(self) -> None:
-        self.page.close()
-
-    def shot(self, name: str) -> None:
-        self.shots += 1
-        screenshot(self.page, f"{name}-{self.shots}")
+class ComparePageInBrowser(BrowserPageCase):
+    viewport = {"width": 1600, "height": 1100}
 
     def open(self, path: str) -> None:
         self.page.goto(self.live_server_url + path)

@@ -49,3 +49,36 @@ class LiveBrowserCase(ChannelsLiveServerTestCase):
 
     def shot(self, page, name: str) -> None:  # type: ignore[no-untyped-def]
         screenshot(page, name)
+
+
+class BrowserPageCase(ChannelsLiveServerTestCase):
+    """One chromium for the class, a fresh page per test (``viewport``), page errors kept
+    in ``self.errors`` and numbered screenshots: the replay and compare page tests."""
+
+    viewport = {"width": 1400, "height": 1000}
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()  # forks daphne
+        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+        cls.playwright = sync_playwright().start()
+        cls.browser = launch(cls.playwright)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.browser.close()
+        cls.playwright.stop()
+        super().tearDownClass()
+
+    def setUp(self) -> None:
+        self.page = self.browser.new_page(viewport=self.viewport)
+        self.errors: list[str] = []
+        self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+        self.shots = 0
+
+    def tearDown(self) -> None:
+        self.page.close()
+
+    def shot(self, name: str) -> None:
+        self.shots += 1
+        screenshot(self.page, f"{name}-{self.shots}")
