@@ -1,9 +1,12 @@
-"""``python -m auction.bbs CASE.json|FOLDER`` (conformance.md 2, bbs.md 11).
+"""``python -m auction.bbs CASE.json|FOLDER [--check]`` (conformance.md 2, bbs.md 11).
 
 A file prints its result as one JSON object; a folder prints one line
 ``{"case": "<file name>", "result": {...}}`` per ``*.json`` file in name order.
 Exit 0 when every case ran; 2 with one line on stderr when an argument or a file is
 not a valid case (every file of a folder is checked before any runs).
+
+``--check`` compares each result with the case's ``expect`` instead and prints
+``N passed, M failed`` with the first differences; exit 1 when a case failed.
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ from pathlib import Path
 
 from auction.bbs.cases import CaseError, load_case, run_case
 from auction.bbs.types import Snapshot
+from auction.engine.check import convergence_differences, report
 
-USAGE = "usage: python -m auction.bbs CASE.json|FOLDER"
+USAGE = "usage: python -m auction.bbs CASE.json|FOLDER [--check]"
 
 
 def _fail(message: str, status: int = 2) -> int:
@@ -33,21 +37,33 @@ def _load(path: Path) -> Snapshot:
         raise CaseError("", f"cannot read {path.name}: {error.strerror}") from None
 
 
+def _expect(path: Path) -> object:
+    """The case's ``expect`` object (``load_case`` keeps only what a pass needs)."""
+    return json.loads(path.read_text(encoding="utf-8")).get("expect")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    check = "--check" in args
+    args = [a for a in args if a != "--check"]
     if len(args) != 1 or args[0].startswith("-"):
         return _fail(USAGE)
     target = Path(args[0])
     try:
         if target.is_dir():
             files = sorted(p for p in target.iterdir() if p.suffix == ".json" and p.is_file())
-            cases = [(p.name, _load(p)) for p in files]
-            for name, snapshot in cases:
-                print(json.dumps({"case": name, "result": run_case(snapshot)}))
         elif target.is_file():
-            print(json.dumps(run_case(_load(target))))
+            files = [target]
         else:
             return _fail(f"no such case file or folder: {target}")
+        cases = [(p.name, _load(p), p) for p in files]
+        if check:
+            return report(((name, run_case(snapshot), _expect(path))
+                           for name, snapshot, path in cases),
+                          convergence_differences, sys.stdout)
+        for name, snapshot, _ in cases:
+            result = run_case(snapshot)
+            print(json.dumps({"case": name, "result": result} if target.is_dir() else result))
     except CaseError as error:
         return _fail(error.problem)
     except Exception as error:  # noqa: BLE001 - never a traceback (conformance.md)

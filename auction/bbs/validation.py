@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from auction.engine.filters import rootfs_is_url
+
 GUID_RE = re.compile(r"^[a-zA-Z0-9_-]+$")
-# A rootfs is a URL: it must start with a scheme (bbs.md 1.1; rep's MatchRootFS).
-ROOTFS_SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 ANNOTATION_LIMIT_BYTES = 10 * 1024
 ROUTES_LIMIT_BYTES = 128 * 1024
 UPDATABLE_DESIRED_LRP_FIELDS = ("instances", "routes", "annotation")
@@ -83,7 +83,7 @@ def desired_lrp_errors(
         errors.append(invalid("domain"))
     if not rootfs:
         errors.append(invalid("rootfs"))
-    if not ROOTFS_SCHEME_RE.match(rootfs or ""):
+    if not rootfs_is_url(rootfs or ""):
         errors.append(invalid("rootfs"))
     if _negative(instances):
         errors.append(invalid("instances"))
@@ -151,7 +151,7 @@ def task_errors(
         errors.append(invalid("task_guid"))
     if not domain:
         errors.append(invalid("domain"))
-    if not rootfs or not ROOTFS_SCHEME_RE.match(rootfs):
+    if not rootfs or not rootfs_is_url(rootfs):
         errors.append(invalid("rootfs"))
     if _negative(memory_mb):
         errors.append(invalid("memory_mb"))

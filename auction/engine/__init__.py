@@ -52,7 +52,7 @@ from collections.abc import Iterable, Sequence
 
 from .batch import dedupe, identifier, order_batch, priority_group
 from .cases import AuctionCase, CaseError, load_case, parse_case, run_case
-from .commit import CommitOutcome, apply_commits, commit, commit_all
+from .commit import CommitOutcome, apply_commits, commit, commit_all, container_memory
 from .explain import CellVerdict, ItemExplanation
 from .filters import insufficient_resources_error, placement_tag_error
 from .quality import (
@@ -93,7 +93,7 @@ __all__ = [
     "STRATEGIES", "AuctionCase", "AuctionConfig", "AuctionResult", "CaseError", "CellState",
     "CellVerdict", "CommitOutcome", "FailureSummary", "ItemExplanation", "LRPWork",
     "ObjectiveConfig", "ObjectiveError", "Resources", "TaskWork", "WorkItem", "ZoneSkew",
-    "apply_commits", "commit", "commit_all", "communications", "dedupe", "distribution_score",
+    "apply_commits", "commit", "commit_all", "container_memory", "communications", "dedupe", "distribution_score",
     "failure_summary", "final_memory_in_use", "identifier", "insufficient_resources_error",
     "load_case", "memory_in_use", "order_batch", "parse_case", "placement_tag_error",
     "priority_group", "run_auction", "run_case", "schedule", "spread", "validate_objective",

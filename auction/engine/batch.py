@@ -2,13 +2,15 @@
 
 ``dedupe`` is Diego's ``DedupeAndDrain`` (``cloudfoundry/auction: auctionrunner/batch.go``):
 LRPs and tasks are de-duplicated separately, by identifier, keeping the first occurrence.
-``order_batch`` is the project's fixed three-group order (conformance.md 1).
+``order_batch`` is the project's fixed three-group order (conformance.md 1), or with
+``go_compat`` the order the real Diego binary produces (auction.md 2.1).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from .gosort import go_sort_by_key
 from .types import LRPWork, WorkItem
 
 #: Priority groups of auction.md 2.
@@ -55,12 +57,15 @@ def priority_group(item: WorkItem) -> int:
     return GROUP_TASKS
 
 
-def order_batch(items: Sequence[WorkItem]) -> list[WorkItem]:
+def order_batch(items: Sequence[WorkItem], go_compat: bool = False) -> list[WorkItem]:
     """The auction order of auction.md 2: stable sorts within three groups.
 
     Group 1 (index-0 instances) always comes first, even when the batch has no other
-    instance: the project does not copy Diego's tasks-first quirk of ``splitLRPS``.
+    instance: the project does not copy Diego's tasks-first quirk of ``splitLRPS``, unless
+    ``go_compat`` asks for the real binary's order (``order_batch_go``).
     """
+    if go_compat:
+        return order_batch_go(items)
     first: list[WorkItem] = []
     tasks: list[WorkItem] = []
     rest: list[LRPWork] = []
@@ -74,6 +79,26 @@ def order_batch(items: Sequence[WorkItem]) -> list[WorkItem]:
     tasks.sort(key=_neg_memory)
     rest.sort(key=_index_then_neg_memory)
     return [*first, *tasks, *rest]
+
+
+def order_batch_go(items: Sequence[WorkItem]) -> list[WorkItem]:
+    """auction.md 2.1: ``Scheduler.Schedule`` of ``cloudfoundry/auction`` as it runs.
+
+    The LRPs (in batch order) go through Go's ``sort.Sort`` with ``SortableLRPAuctions``'
+    ``Less`` (index ascending, then memory descending), the tasks through it with
+    ``SortableTaskAuctions``' (memory descending); ``splitLRPS`` then cuts the LRPs at the
+    first index > 0 and runs the part before it, the tasks, the part after. With no LRP of
+    index > 0 the cut is at 0: every LRP comes after the tasks.
+    """
+    lrps = [i for i in items if type(i) is LRPWork]
+    tasks = [i for i in items if type(i) is not LRPWork]
+    # One integer per LRP so the port compares ints: with span > every memory,
+    # index * span - memory orders exactly as Diego's two-field Less.
+    span = max((i.memory_mb for i in lrps), default=0) + 1
+    lrps = go_sort_by_key(lrps, lambda i: i.index * span - i.memory_mb)  # type: ignore[union-attr]
+    tasks = go_sort_by_key(tasks, _neg_memory)
+    cut = next((n for n, lrp in enumerate(lrps) if lrp.index > 0), 0)  # type: ignore[union-attr]
+    return [*lrps[:cut], *tasks, *lrps[cut:]]
 
 
 def _neg_memory(item: WorkItem) -> int:

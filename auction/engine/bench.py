@@ -6,7 +6,8 @@ each) and 10,000 apps × 25 instances of 100 MB memory / 200 MB disk, all new, o
 process so its peak memory (max RSS) is its own. At 1/10 scale the straightforward scan
 (``reference.py``, the explanation path) runs too, for the speed-up and an identity check
 of order, placements, errors and scores; ``--reference-full`` adds it at full scale (slow).
-Prints one JSON object.
+``--mode`` runs the documented order (``spec``), Go-compatibility mode (``go``,
+auction.md 2.1) or both (the default). Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -40,12 +41,15 @@ def build(cells: int, apps: int) -> tuple[list[CellState], list[LRPWork]]:
     return cell_states, work
 
 
-def run_scale(name: str, with_reference: bool) -> dict[str, Any]:
+MODES = {"spec": False, "go": True}
+
+
+def run_scale(name: str, with_reference: bool, go_compat: bool = False) -> dict[str, Any]:
     n_cells, apps = SCALES[name]
     cells, work = build(n_cells, apps)
-    config = AuctionConfig()
+    config = AuctionConfig(go_compat=go_compat)
     start = time.perf_counter()
-    ordered = order_batch(dedupe(work))
+    ordered = order_batch(dedupe(work), go_compat)
     ordered_at = time.perf_counter()
     result = schedule(cells, ordered, config, ordered=True)
     placed_at = time.perf_counter()
@@ -68,7 +72,7 @@ def run_scale(name: str, with_reference: bool) -> dict[str, Any]:
     }
     if with_reference:
         ref_start = time.perf_counter()
-        reference = schedule_reference(cells, order_batch(dedupe(work)), config)
+        reference = schedule_reference(cells, order_batch(dedupe(work), go_compat), config)
         ref_s = time.perf_counter() - ref_start
         commit_all(reference, cells)
         report["reference_seconds"] = round(ref_s, 3)
@@ -84,20 +88,25 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--scale", choices=["all", *SCALES], default="all")
     parser.add_argument("--reference-full", action="store_true",
                         help="also run the straightforward scan at full scale (minutes)")
+    parser.add_argument("--mode", choices=["both", *MODES], default="both",
+                        help="documented order (spec), Go-compatibility mode (go), or both")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         with_reference = args.scale == "tenth" or args.reference_full
-        print(json.dumps(run_scale(args.scale, with_reference)))
+        print(json.dumps(run_scale(args.scale, with_reference, MODES[args.mode])))
         return 0
     names = list(SCALES) if args.scale == "all" else [args.scale]
+    modes = list(MODES) if args.mode == "both" else [args.mode]
     out: dict[str, Any] = {}
     for name in names:
-        cmd = [sys.executable, "-m", "auction.engine.bench", "--child", "--scale", name]
-        if args.reference_full:
-            cmd.append("--reference-full")
-        child = subprocess.run(cmd, capture_output=True, text=True, check=True)
-        out[name] = json.loads(child.stdout)
+        for mode in modes:
+            cmd = [sys.executable, "-m", "auction.engine.bench", "--child", "--scale", name,
+                   "--mode", mode]
+            if args.reference_full:
+                cmd.append("--reference-full")
+            child = subprocess.run(cmd, capture_output=True, text=True, check=True)
+            out[name if len(modes) == 1 else f"{name} ({mode})"] = json.loads(child.stdout)
     print(json.dumps(out, indent=2))
     return 0
 

@@ -83,6 +83,12 @@ def _number(value: Any, path: str) -> float:
     return float(value)
 
 
+def _bool(value: Any, path: str) -> bool:
+    if not isinstance(value, bool):
+        raise _fail(path, f"expected true or false, got {_show(value)}")
+    return value
+
+
 def _str(value: Any, path: str) -> str:
     if not isinstance(value, str):
         raise _fail(path, f"expected a string, got {_show(value)}")
@@ -161,7 +167,8 @@ def _task(value: Any, path: str, _: int) -> TaskWork:
 
 def _config(value: Any) -> AuctionConfig:
     doc = _object(value, "config", (), ("starting_container_weight", "bin_pack_first_fit_weight",
-                                        "starting_container_count_maximum", "locality_offset"))
+                                        "starting_container_count_maximum", "locality_offset",
+                                        "go_compat"))
     locality = _int(doc.get("locality_offset", DEFAULT_LOCALITY_OFFSET),
                     "config.locality_offset", None)
     if abs(locality) > MAX_LOCALITY_OFFSET:
@@ -175,6 +182,7 @@ def _config(value: Any) -> AuctionConfig:
         starting_container_count_maximum=_int(doc.get("starting_container_count_maximum", 0),
                                               "config.starting_container_count_maximum", None),
         locality_offset=locality,
+        go_compat=_bool(doc.get("go_compat", False), "config.go_compat"),
     )
 
 

@@ -24,12 +24,23 @@ class CommitOutcome:
     rejected: tuple[WorkItem, ...]
 
 
+def container_memory(memory_mb: int, proxy_memory_mb: int) -> int:
+    """The memory an LRP container takes on its cell (auction.md 7.3).
+
+    The rep's allocator adds the proxy overhead to the container's memory limit, but only
+    to a non-zero one: a 0 MB LRP runs with no limit and takes 0 MB, whatever the proxy.
+    Tasks have no proxy: their container takes ``memory_mb``.
+    """
+    return memory_mb + proxy_memory_mb if memory_mb else 0
+
+
 def commit(free: Resources, proxy_memory_mb: int, work: Sequence[WorkItem],
            evacuating: bool = False) -> CommitOutcome:
     """One cell's ``Perform`` (``cloudfoundry/rep``, ``batch_container_allocator.go``).
 
-    LRPs first, by memory descending (stable: won order on ties), each taking
-    ``m + proxy``; then tasks in won order. An evacuating cell rejects everything (7.1).
+    LRPs first, by memory descending (stable: won order on ties), each accepted while
+    ``m + proxy`` fits and then taking ``container_memory`` (``m + proxy``, 0 for a 0 MB
+    LRP); then tasks in won order. An evacuating cell rejects everything (7.1).
     """
     if evacuating:
         return CommitOutcome((), tuple(work))
@@ -39,9 +50,9 @@ def commit(free: Resources, proxy_memory_mb: int, work: Sequence[WorkItem],
     accepted: list[WorkItem] = []
     rejected: list[WorkItem] = []
     for item in lrps:
-        need = item.memory_mb + proxy_memory_mb
-        if need <= mem and item.disk_mb <= disk and containers >= 1:
-            mem, disk, containers = mem - need, disk - item.disk_mb, containers - 1
+        if item.memory_mb + proxy_memory_mb <= mem and item.disk_mb <= disk and containers >= 1:
+            mem -= container_memory(item.memory_mb, proxy_memory_mb)
+            disk, containers = disk - item.disk_mb, containers - 1
             accepted.append(item)
         else:
             rejected.append(item)

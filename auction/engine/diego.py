@@ -22,11 +22,12 @@ explanation path); both give identical results, which the tests check.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from heapq import heapify, heappop, heappush, heapreplace
 
+from .gosort import go_sort_by_key
 from .state import AuctionState, FilterClass
-from .types import AuctionConfig, LRPWork, WorkItem
+from .types import AuctionConfig, CellState, LRPWork, WorkItem
 
 #: Diego's initial best score (auction.md 4.5): a score at or above it never wins.
 INITIAL_BEST = 1e20
@@ -39,6 +40,34 @@ def fast_path_applies(config: AuctionConfig) -> bool:
     return config.starting_container_weight >= 0 and config.locality_offset >= 0
 
 
+def deal_bin_pack_order(cells: Sequence[CellState], go_compat: bool = False) -> list[CellState]:
+    """auction.md 4.6: the order cells are tried in when ``bin_pack_first_fit_weight > 0``.
+
+    Diego sorts each zone's cells by index (``normaliseCellIndices``) and tries a zone's
+    cells in that order. The project deals the input positions a zone's cells occupy to
+    those cells in index order (equal indices: input order, or Go's ``sort.Sort`` order with
+    ``go_compat``, auction.md 2.1), so an in-zone tie goes to the lower index and the
+    order across zones stays one Go's map iteration can produce.
+    """
+    positions: dict[str, list[int]] = {}
+    for pos, cell in enumerate(cells):
+        positions.setdefault(cell.zone, []).append(pos)
+    dealt = list(cells)
+    for zone_positions in positions.values():
+        members = [cells[p] for p in zone_positions]
+        if go_compat:
+            ranked = go_sort_by_key(members, _cell_index)
+        else:
+            ranked = sorted(members, key=_cell_index)  # stable: equal indices keep input order
+        for pos, cell in zip(zone_positions, ranked, strict=True):
+            dealt[pos] = cell
+    return dealt
+
+
+def _cell_index(cell: CellState) -> int:
+    return cell.index
+
+
 def bin_indices(state: AuctionState, weight: float) -> list[int]:
     """auction.md 4.4: the per-zone rank by index when ``w_bin > 0``, else the raw index."""
     if weight <= 0:
@@ -48,7 +77,8 @@ def bin_indices(state: AuctionState, weight: float) -> list[int]:
     for pos, zone in enumerate(state.zone_of):
         by_zone.setdefault(zone, []).append(pos)
     for positions in by_zone.values():
-        # sorted() is stable: equal indices keep input order.
+        # sorted() is stable: after ``deal_bin_pack_order`` equal indices are already in
+        # the order the ranks must follow (input order, or Go's with go_compat).
         for rank, pos in enumerate(sorted(positions, key=state.index.__getitem__)):
             ranks[pos] = rank
     return ranks

@@ -7,9 +7,10 @@ the exact ones of auction.md 6.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
+from .gourl import URLError, parse
 from .types import CellState
 
 ERR_NO_CELLS = "unable to communicate to compatible cells"
@@ -27,22 +28,48 @@ FILTER_ROOTFS = "rootfs"
 FILTER_VOLUME_DRIVERS = "volume_drivers"
 FILTER_PLACEMENT_TAGS = "placement_tags"
 
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*\Z")
 _PRELOADED_SCHEMES = frozenset({"preloaded", "preloaded+layer"})
+#: GODEBUG ``urlstrictcolons`` is on only for programs whose go.mod says go >= 1.26;
+#: diego-release's says 1.23, so the rep and the BBS take the port after the last colon.
+_STRICT_COLONS = False
+
+
+@lru_cache(maxsize=4096)
+def rootfs_target(rootfs: str) -> tuple[str, str | None] | None:
+    """What a rootfs asks a cell for, as the rep reads it (auction.md 3.1): ``(scheme,
+    stack)`` with the preloaded stack (``None`` for any other scheme), or ``None`` when it
+    can match no cell at all.
+
+    The rep parses it with Go's ``url.Parse`` (``MatchRootFS``): a string Go rejects, or
+    one without a scheme, matches nothing. A preloaded stack is the URL's opaque part, so
+    a path-like one (``preloaded:///x``) names no stack. Cached: the filters ask once per
+    (rootfs, cell), and an auction has few distinct rootfses.
+    """
+    try:
+        url = parse(rootfs, strict_colons=_STRICT_COLONS)
+    except URLError:
+        return None
+    if not url.scheme:
+        return None
+    if url.scheme in _PRELOADED_SCHEMES:
+        path_like = not url.opaque and (url.path or url.host or url.user is not None)
+        return url.scheme, (None if path_like else url.opaque)
+    return url.scheme, None
+
+
+def rootfs_is_url(rootfs: str) -> bool:
+    """bbs.md 1.2 rule 3: Go's ``url.Parse`` accepts it and it has a scheme."""
+    return rootfs_target(rootfs) is not None
 
 
 def match_rootfs(cell: CellState, rootfs: str) -> bool:
     """auction.md 3.1: preloaded stacks by name, any other scheme by provider."""
-    scheme, colon, rest = rootfs.partition(":")
-    if not colon or not _SCHEME.match(scheme):
-        return False  # no valid scheme: no match
-    scheme = scheme.lower()
+    target = rootfs_target(rootfs)
+    if target is None:
+        return False
+    scheme, stack = target
     if scheme in _PRELOADED_SCHEMES:
-        stack = rest
-        for stop in ("?", "#"):
-            stack = stack.split(stop, 1)[0]
-        # A path-like stack ("preloaded:///x") never names a preloaded rootfs.
-        return not stack.startswith("/") and stack in cell.preloaded_rootfses
+        return stack is not None and stack in cell.preloaded_rootfses
     return scheme in cell.rootfs_providers
 
 

@@ -88,7 +88,8 @@ def schedule_reference(cells: Sequence[CellState], items: Sequence[WorkItem],
     return AuctionResult(
         order=order, items=list(items), placements=placements, failures=failures,
         scores=scores, won={st.cell_ids[p]: w for p, w in enumerate(st.won) if w},
-        strategy="diego", seed=config.seed, explanations=notes if explain else None)
+        strategy="diego", seed=config.seed, go_compat=config.go_compat,
+        explanations=notes if explain else None)
 
 
 def _schedule_one(st: AuctionState, instances: list[list[str]], item: WorkItem,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from .batch import check_unique, dedupe, identifier, order_batch, priority_group
-from .diego import DiegoChooser, fast_path_applies
+from .diego import DiegoChooser, deal_bin_pack_order, fast_path_applies
 from .explain import OUTCOME_FEASIBLE, OUTCOME_FILTERED, OUTCOME_UNFIT, CellVerdict, ItemExplanation
 from .filters import ERR_IN_FLIGHT, ERR_NO_CELLS, failed_filter
 from .reference import schedule_reference
@@ -34,9 +34,11 @@ def schedule(cells: Sequence[CellState], work: Iterable[WorkItem],
     config = config or AuctionConfig()
     if config.placement_strategy not in STRATEGIES:
         raise ValueError(f"unknown placement_strategy {config.placement_strategy!r}")
-    items = list(work) if ordered else order_batch(dedupe(work))
+    items = list(work) if ordered else order_batch(dedupe(work), config.go_compat)
     check_unique(items)
     if config.placement_strategy == "diego":
+        if config.bin_pack_first_fit_weight > 0:
+            cells = deal_bin_pack_order(cells, config.go_compat)
         if explain or not fast_path_applies(config):
             return schedule_reference(cells, items, config, explain)
         state = AuctionState(cells)
@@ -93,7 +95,7 @@ def drive(state: AuctionState, items: Sequence[WorkItem], config: AuctionConfig,
     return AuctionResult(
         order=order, items=list(items), placements=placements, failures=failures,
         scores=scores, won={cell_ids[p]: w for p, w in enumerate(state.won) if w},
-        strategy=config.placement_strategy, seed=config.seed,
+        strategy=config.placement_strategy, seed=config.seed, go_compat=config.go_compat,
         explanations=notes if explain else None)
 
 

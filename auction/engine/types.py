@@ -127,6 +127,9 @@ class AuctionConfig:
     placement_strategy: str = "diego"
     seed: int = 0
     objective: ObjectiveConfig = field(default_factory=ObjectiveConfig)
+    #: auction.md 2.1: reproduce the real Diego binary's order quirks (tasks first in an
+    #: all-index-0 batch, Go's unstable sort of the batch and of each zone's cells).
+    go_compat: bool = False
 
 
 @dataclass(slots=True)
@@ -148,6 +151,7 @@ class AuctionResult:
     won: dict[str, list[WorkItem]]
     strategy: str = "diego"
     seed: int = 0
+    go_compat: bool = False
     explanations: list[Any] | None = None
     committed: bool = False
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from auction.engine import CellState, Resources
+from auction.engine import CellState, Resources, container_memory
 from auction.models import ActualLRP, Cell, DesiredLRP, Task
 
 
@@ -34,7 +34,7 @@ def cell_loads(cell_ids: list[str], proxy_by_cell: dict[str, int]) -> dict[str, 
     for cell_id, guid, state in rows:
         memory, disk = sizes.get(guid, (0, 0))
         load = loads[cell_id]
-        load.memory_mb += memory + proxy_by_cell.get(cell_id, 0)
+        load.memory_mb += container_memory(memory, proxy_by_cell.get(cell_id, 0))
         load.disk_mb += disk
         load.containers += 1
         load.lrps.append(guid)

@@ -48,6 +48,7 @@ from auction.engine import (
     TaskWork,
     apply_commits,
     commit,
+    container_memory,
     dedupe,
     order_batch,
     schedule,
@@ -182,7 +183,7 @@ class RowTable:
         if load is None:
             load = self.loads[row.cell_id] = Load()
         memory, disk = self._sizes.get(row.process_guid, (0, 0))
-        load.memory_mb += sign * (memory + self._proxy.get(row.cell_id, 0))
+        load.memory_mb += sign * container_memory(memory, self._proxy.get(row.cell_id, 0))
         load.disk_mb += sign * disk
         load.containers += sign
         if row.state == core.CLAIMED:
@@ -543,7 +544,7 @@ class World:
         loads = self.loads()
         states = [self._cell_state(c, loads[c.cell_id]) for c in answering]
         items, dropped = self._work_items(pending)
-        batch = order_batch(dedupe(items))
+        batch = order_batch(dedupe(items), self.config.go_compat)
         kept = {id(item.ref) for item in batch}
         duplicates = [item.ref for item in items if id(item.ref) not in kept]
         result = schedule(states, batch, self.config, ordered=True)

@@ -138,6 +138,7 @@ def test_task_desire_get_and_timestamps_in_nanoseconds(api, cluster) -> None:
     ({"domain": ""}, "Invalid field: domain"),
     ({"rootfs": ""}, "Invalid field: rootfs"),
     ({"rootfs": "busybox"}, "Invalid field: rootfs"),
+    ({"rootfs": "docker://registry:abc/img"}, "Invalid field: rootfs"),  # bbs.md 1.2 rule 3
     ({"memory_mb": -1, "disk_mb": -1, "max_pids": -1},
      "Invalid field: memory_mb, Invalid field: disk_mb, Invalid field: max_pids"),
     ({"task_guid": "", "domain": "", "rootfs": "", "annotation": "a" * 10_241},

@@ -41,6 +41,11 @@ def test_desire_creates_an_unclaimed_row_per_index_and_one_start_request(api, cl
     ({"domain": ""}, "Invalid field: domain, Invalid field: domain"),
     ({"memory_mb": -5, "disk_mb": -1}, "Invalid field: memory_mb, Invalid field: disk_mb"),
     ({"rootfs": "cflinuxfs4"}, "Invalid field: rootfs"),
+    # bbs.md 1.2 rule 3: Go's url.Parse rejects these (port, escape, bracket, host).
+    ({"rootfs": "docker://registry:abc/img"}, "Invalid field: rootfs"),
+    ({"rootfs": "docker:///lib/%zz"}, "Invalid field: rootfs"),
+    ({"rootfs": "docker://[::1/img"}, "Invalid field: rootfs"),
+    ({"rootfs": "docker://ho st/x"}, "Invalid field: rootfs"),
     ({"max_pids": -1}, "Invalid field: max_pids"),
     ({"annotation": "é" * 5121}, "Invalid field: annotation"),
     ({"routes": {"cf-router": "x" * 131_071}}, "Invalid field: routes"),

@@ -1,4 +1,5 @@
-"""Every public convergence case against its ``expect`` (conformance.md 2, bbs.md 11).
+"""Every convergence case against its ``expect`` (docs/behaviour.md "Conformance cases";
+bbs.md 11 in the user's spec).
 
 Only the keys ``expect`` names are compared, each named list or ``fail`` map whole.
 """
@@ -6,6 +7,8 @@ Only the keys ``expect`` names are compared, each named list or ``fail`` map who
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,25 +16,17 @@ import pytest
 
 from auction.bbs.cases import load_case, run_case
 
-CASES = Path(__file__).resolve().parents[2].parent / "shared" / "conformance" / "convergence"
-
-
-def _case_files() -> list[Path]:
-    # Fail loudly: an empty parametrisation would pass silently (conformance.md 2).
-    if not CASES.is_dir():
-        raise RuntimeError(f"convergence cases not found at {CASES}")
-    files = sorted(CASES.glob("*.json"))
-    if not files:
-        raise RuntimeError(f"no convergence cases in {CASES}")
-    return files
+REPO = Path(__file__).resolve().parents[2]
+CASES = REPO / "tests" / "conformance" / "cases" / "convergence"
+FILES = sorted(CASES.glob("*.json"))
 
 
 def test_the_public_cases_exist() -> None:
-    """conformance.md 2: the suite must run every public case."""
-    assert len(_case_files()) >= 7
+    """conformance.md 2: the suite runs every public case; the seven known ones are here."""
+    assert len(FILES) >= 7
 
 
-@pytest.mark.parametrize("path", _case_files(), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_convergence_case(path: Path) -> None:
     """bbs.md 11: compare only the keys ``expect`` names, each value whole."""
     expect: dict[str, dict[str, Any]] = json.loads(path.read_text())["expect"]
@@ -41,3 +36,19 @@ def test_convergence_case(path: Path) -> None:
         for key, value in wanted.items():
             assert key in result[section], f"{section}.{key} not produced"
             assert result[section][key] == value, f"{section}.{key}"
+
+
+def test_cli_check_says_how_many_pass_conformance_md_2(tmp_path: Path) -> None:
+    """``python -m auction.bbs DIR --check``: "N passed, M failed", exit 1 on a failure."""
+    ok = subprocess.run([sys.executable, "-m", "auction.bbs", str(CASES), "--check"],
+                        cwd=REPO, capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert ok.stdout.splitlines()[-1] == f"{len(FILES)} passed, 0 failed"
+    doc = json.loads(FILES[0].read_text())
+    doc["expect"]["lrp"]["start"] = ["nope.0"]
+    (tmp_path / "wrong.json").write_text(json.dumps(doc))
+    bad = subprocess.run([sys.executable, "-m", "auction.bbs", str(tmp_path), "--check"],
+                         cwd=REPO, capture_output=True, text=True)
+    assert bad.returncode == 1
+    assert "FAIL wrong.json" in bad.stdout and "lrp.start: expected ['nope.0']" in bad.stdout
+    assert bad.stdout.splitlines()[-1] == "0 passed, 1 failed"

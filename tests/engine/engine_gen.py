@@ -11,7 +11,12 @@ from typing import Any
 
 ROOTFSES = ["preloaded:cflinuxfs4", "preloaded:cflinuxfs4", "preloaded:cflinuxfs4",
             "preloaded:cflinuxfs3", "docker:///library/nginx", "preloaded+layer:cflinuxfs4?x=1",
-            "PRELOADED:cflinuxfs4", "preloaded:/abs", "nope", "oci://x", "1bad:stack"]
+            "PRELOADED:cflinuxfs4", "preloaded:/abs", "nope", "oci://x", "1bad:stack",
+            # Rejected by Go's url.Parse (auction.md 3): they match no cell.
+            "docker://registry:abc/image", "docker:///library/%zz", "docker://[::1/img",
+            "docker://ho st/x", "docker:\x7f", "preloaded:cflinuxfs4#%zz",
+            # Parse fine: a numeric port, an upper-case scheme, a fragment.
+            "docker://registry:5000/image", "DOCKER:///x", "preloaded:cflinuxfs4#frag"]
 DRIVERS = [[], [], [], ["nfs"], ["smb"], ["nfs", "smb"]]
 TAGS = [[], [], [], ["a"], ["b"], ["a", "b"], ["b", "a", "c"]]
 
@@ -84,6 +89,7 @@ def random_case(rng: random.Random, *, cells: int | None = None, items: int | No
             "bin_pack_first_fit_weight": rng.choice([0.0, 0.0, 0.1, 1.0, -0.5]),
             "starting_container_count_maximum": rng.choice([0, 0, 0, 3, 8, -1]),
             "locality_offset": rng.choice([1000, 1000, 0, 1, 7, -3]),
+            "go_compat": rng.random() < 0.3,
         }
     return case
 

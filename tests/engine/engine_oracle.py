@@ -1,9 +1,12 @@
 """A straightforward, obviously-correct Diego auction, written from auction.md alone.
 
-It shares no code with ``auction.engine``: it reads case documents (plain dicts, the
-format of conformance.md 1) and returns the case output (order, placements, failures,
-scores). Slow on purpose only where obviousness wins: every item re-filters every cell
-and walks every cell's instance list, as Diego's auctioneer does.
+It shares no code with ``auction.engine`` but two ports of Go that have their own tests
+against real Go output: ``gosort`` (for ``go_compat``, auction.md 2.1) and nothing else;
+rootfs strings Go's ``url.Parse`` rejects are known here by a list (the generator only
+draws from it). It reads case documents (plain dicts, the format of conformance.md 1) and
+returns the case output (order, placements, failures, scores). Slow on purpose only where
+obviousness wins: every item re-filters every cell and walks every cell's instance list,
+as Diego's auctioneer does.
 """
 
 from __future__ import annotations
@@ -13,11 +16,18 @@ import re
 from typing import Any
 
 LOCALITY_DEFAULT = 1000
+#: auction.md 3: rootfs strings Go's url.Parse rejects (bad port, bad escape, unclosed
+#: bracket, space in the host, a control character): they match no cell.
+UNPARSABLE_ROOTFSES = frozenset({
+    "docker://registry:abc/image", "docker:///library/%zz", "docker://[::1/img",
+    "docker://ho st/x", "docker:\x7f", "preloaded:cflinuxfs4#%zz",
+})
 
 
 def _defaults(case: dict[str, Any]) -> tuple[dict, list, list, list]:
     config = {"starting_container_weight": 0.25, "bin_pack_first_fit_weight": 0.0,
-              "starting_container_count_maximum": 0, "locality_offset": LOCALITY_DEFAULT}
+              "starting_container_count_maximum": 0, "locality_offset": LOCALITY_DEFAULT,
+              "go_compat": False}
     config.update(case.get("config", {}))
     cells = []
     for i, raw in enumerate(case.get("cells", [])):
@@ -45,9 +55,22 @@ def _first_occurrences(items: list[dict]) -> list[dict]:
     return kept
 
 
-def batch_order(lrps: list[dict], tasks: list[dict]) -> list[dict]:
-    """auction.md 2: index-0 instances, then tasks, then the rest; stable sorts."""
+def batch_order(lrps: list[dict], tasks: list[dict], go_compat: bool = False) -> list[dict]:
+    """auction.md 2: index-0 instances, then tasks, then the rest; stable sorts.
+
+    auction.md 2.1 (go_compat): Go's sort.Sort of the LRPs and of the tasks, then the
+    LRPs before the first index > 0, the tasks, the rest (all LRPs after the tasks when
+    none has index > 0).
+    """
     lrps, tasks = _first_occurrences(lrps), _first_occurrences(tasks)
+    if go_compat:
+        from auction.engine.gosort import go_sort
+
+        go_sort(lrps, lambda a, b: (a["memory_mb"] > b["memory_mb"] if a["index"] == b["index"]
+                                    else a["index"] < b["index"]))
+        go_sort(tasks, lambda a, b: a["memory_mb"] > b["memory_mb"])
+        cut = next((n for n, x in enumerate(lrps) if x["index"] > 0), 0)
+        return lrps[:cut] + tasks + lrps[cut:]
     group1 = sorted([x for x in lrps if x["index"] == 0], key=lambda x: -x["memory_mb"])
     group2 = sorted(tasks, key=lambda x: -x["memory_mb"])
     group3 = sorted([x for x in lrps if x["index"] > 0],
@@ -56,7 +79,7 @@ def batch_order(lrps: list[dict], tasks: list[dict]) -> list[dict]:
 
 
 def rootfs_ok(cell: dict, rootfs: str) -> bool:
-    if ":" not in rootfs:
+    if rootfs in UNPARSABLE_ROOTFSES or ":" not in rootfs:
         return False
     scheme, rest = rootfs.split(":", 1)
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", scheme):
@@ -126,22 +149,47 @@ def score_of(cell: dict, item: dict, config: dict, bin_index: int) -> float:
     return score
 
 
-def bin_indices(cells: list[dict], weight: float) -> dict[int, int]:
+def by_index(members: list[dict], go_compat: bool) -> list[dict]:
+    """A zone's cells by index: stable, or Go's sort.Sort with go_compat (auction.md 2.1)."""
+    if go_compat:
+        from auction.engine.gosort import go_sort
+
+        members = list(members)
+        go_sort(members, lambda a, b: a["index"] < b["index"])
+        return members
+    return sorted(members, key=lambda c: c["index"])
+
+
+def bin_indices(cells: list[dict], weight: float, go_compat: bool) -> dict[int, int]:
     if weight <= 0:
         return {id(c): c["index"] for c in cells}
     result = {}
     for zone in {c["zone"] for c in cells}:
-        members = sorted([c for c in cells if c["zone"] == zone], key=lambda c: c["index"])
+        members = by_index([c for c in cells if c["zone"] == zone], go_compat)
         for rank, cell in enumerate(members):
             result[id(cell)] = rank
     return result
 
 
+def try_order(cells: list[dict], weight: float, go_compat: bool) -> list[dict]:
+    """auction.md 4.6: with w_bin > 0 a zone's input positions go to its cells in index
+    order; cells are then tried by position."""
+    if weight <= 0:
+        return cells
+    out = list(cells)
+    for zone in {c["zone"] for c in cells}:
+        slots = [i for i, c in enumerate(cells) if c["zone"] == zone]
+        for slot, cell in zip(slots, by_index([cells[i] for i in slots], go_compat), strict=True):
+            out[slot] = cell
+    return out
+
+
 def run(case: dict[str, Any], commit: bool = True) -> dict[str, Any]:
     config, cells, lrps, tasks = _defaults(case)
     fetched = copy.deepcopy(cells)
-    items = batch_order(lrps, tasks)
-    bins = bin_indices(cells, config["bin_pack_first_fit_weight"])
+    items = batch_order(lrps, tasks, config["go_compat"])
+    bins = bin_indices(cells, config["bin_pack_first_fit_weight"], config["go_compat"])
+    cells = try_order(cells, config["bin_pack_first_fit_weight"], config["go_compat"])
     cap = config["starting_container_count_maximum"]
     in_flight = sum(c["starting_containers"] for c in cells)
     placements: dict[str, str] = {}
@@ -211,7 +259,8 @@ def run(case: dict[str, Any], commit: bool = True) -> dict[str, Any]:
                 need = w["memory_mb"] + (cell["proxy_memory_mb"] if w["kind"] == "lrp" else 0)
                 if need <= free["memory_mb"] and w["disk_mb"] <= free["disk_mb"] \
                         and free["containers"] >= 1:
-                    free["memory_mb"] -= need
+                    # auction.md 7.3: a 0 MB container has no limit and takes 0 MB.
+                    free["memory_mb"] -= need if w["memory_mb"] else 0
                     free["disk_mb"] -= w["disk_mb"]
                     free["containers"] -= 1
                 else:

@@ -97,3 +97,34 @@ def test_reservation_raw_memory_and_later_bids_auction_md_4_6():
     two = [cell("a"), cell("b")]
     result = schedule(two, [TaskWork("t1", 100, 100), TaskWork("t2", 100, 100)])
     assert result.placements == {"t1": "a", "t2": "b"}
+
+
+def test_bin_pack_ties_go_to_the_lower_cell_index_auction_md_4_6():
+    """auction.md 4.6: with bin_pack_first_fit_weight > 0 a zone's input positions are
+    dealt to its cells in index order: X (z1, index 5), B (z2), Y (z1, index 1) are tried
+    Y, B, X, so the empty cells' exact tie for a task goes to Y, not to X (input order)."""
+    cells = [cell("X", "z1", 5), cell("B", "z2", 0), cell("Y", "z1", 1)]
+    task = [TaskWork("t", 100, 100)]
+    assert schedule(cells, task, AuctionConfig(bin_pack_first_fit_weight=0.5)).placements == {
+        "t": "Y"}
+    assert schedule(cells, task, AuctionConfig()).placements == {"t": "X"}
+    # The explanation path walks the same order.
+    explained = schedule(cells, task, AuctionConfig(bin_pack_first_fit_weight=0.5), explain=True)
+    assert explained.placements == {"t": "Y"}
+    assert [v.cell_id for v in explained.explanations[0].cells] == ["Y", "B", "X"]
+
+
+def test_go_compat_bin_pack_ranks_equal_indices_in_go_order_auction_md_2_1():
+    """auction.md 2.1 (3): 13 cells of one zone, twelve of index 1 and one of index 0: Go's
+    sort.Sort ranks the index-1 cells 6, 2, 3, 4, 5, 0, 7, ... (positions), so the exact
+    tie between the empty index-1 cells goes to the one Go ranks first (input position 6,
+    cell c6), where the stable order would pick c0."""
+    cells = [cell(f"c{n}", "z1", 1) for n in range(12)] + [cell("c12", "z1", 0)]
+    # Every cell but the index-0 one is equally empty; index 0 is full.
+    cells[12] = cell("c12", "z1", 0, available=Resources(0, 0, 0))
+    lrp = [LRPWork("web", 0, 100, 100)]
+    config = AuctionConfig(bin_pack_first_fit_weight=1e-9)
+    assert schedule(cells, lrp, config).placements == {"web.0": "c0"}
+    go = AuctionConfig(bin_pack_first_fit_weight=1e-9, go_compat=True)
+    # With a bin-pack weight the lower rank scores lower too: the winner is Go's rank 1.
+    assert schedule(cells, lrp, go).placements == {"web.0": "c6"}

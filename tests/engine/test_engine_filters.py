@@ -94,3 +94,30 @@ def test_no_cells_and_in_flight_cap_auction_md_4_1_and_6():
     assert result.placements == {"w.0": "a", "w.1": "a"}
     # the cap applies before any filtering
     assert result.failures == {"w.2": "waiting to start instance: reached in-flight start limit"}
+
+
+@pytest.mark.parametrize("rootfs", [
+    "docker://registry:abc/image",  # a non-numeric port
+    "docker:///lib/%zz", "docker://h/x#%zz",  # bad % escapes in path and fragment
+    "docker://[::1/img",  # an unclosed IPv6 bracket
+    "docker://ho st/x",  # a space in the host
+    "docker:\x7f", "docker:///a\x00b",  # ASCII control characters
+    "preloaded:cflinuxfs4#%zz", "preloaded:cflinux%fs4",
+])
+def test_rootfs_go_url_parse_rejects_match_no_cell_auction_md_3(rootfs):
+    """auction.md 3: a rootfs Go's url.Parse rejects matches no cell, whatever its scheme,
+    and the whole auction says so with the rootfs error."""
+    c = cell(preloaded_rootfses=("cflinuxfs4",), rootfs_providers=("docker", "preloaded"))
+    assert match_rootfs(c, rootfs) is False
+    result = schedule([c], [LRPWork("a", 0, 1, 1, rootfs=rootfs)])
+    assert result.failures == {"a.0": "found no compatible cell for required rootfs"}
+
+
+@pytest.mark.parametrize("rootfs", [
+    "docker://reg:5000/img", "DOCKER:///x", "Preloaded:cflinuxfs4",
+    "preloaded:cflinuxfs4#frag", "docker://h:99999/x",  # Go checks digits, not the range
+])
+def test_rootfs_go_url_parse_accepts_and_matches_auction_md_3(rootfs):
+    """auction.md 3: these parse in Go and match as the scheme rules say."""
+    c = cell(preloaded_rootfses=("cflinuxfs4",), rootfs_providers=("docker",))
+    assert match_rootfs(c, rootfs) is True

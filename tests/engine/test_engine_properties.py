@@ -59,7 +59,8 @@ def test_every_item_placed_or_failed_exactly_once_auction_md_10(doc, strategy, s
 @given(cases, st.sampled_from(STRATEGY_NAMES), st.integers(0, 1000))
 def test_no_cell_exceeds_its_capacity_auction_md_7(doc, strategy, seed):
     """auction.md 4.6 and 7: tentative reservations never overdraw a cell, and what a cell
-    accepts at commit (memory + proxy for LRPs) fits its available resources."""
+    accepts at commit (memory + proxy for LRPs, 0 MB for a 0 MB LRP) fits its available
+    resources."""
     result, case = _run(doc, strategy, seed, commit=True)
     for cell in case.cells:
         won = result.won.get(cell.cell_id, [])
@@ -68,7 +69,8 @@ def test_no_cell_exceeds_its_capacity_auction_md_7(doc, strategy, seed):
         assert len(won) <= cell.available.containers
         accepted = [w for w in result.won.get(cell.cell_id, [])
                     if result.placements.get(w.identifier) == cell.cell_id]
-        mem = sum(w.memory_mb + (cell.proxy_memory_mb if hasattr(w, "index") else 0)
+        mem = sum(w.memory_mb + (cell.proxy_memory_mb if hasattr(w, "index") and w.memory_mb
+                                 else 0)
                   for w in accepted)
         assert mem <= cell.available.memory_mb
         assert sum(w.disk_mb for w in accepted) <= cell.available.disk_mb

@@ -35,6 +35,12 @@ def test_good_desired_lrp_has_no_errors() -> None:
         ({"rootfs": ""}, "Invalid field: rootfs, Invalid field: rootfs"),
         ({"rootfs": "cflinuxfs4"}, "Invalid field: rootfs"),
         ({"rootfs": "1abc:x"}, "Invalid field: rootfs"),
+        # bbs.md 1.2 rule 3: a rootfs Go's url.Parse rejects, once.
+        ({"rootfs": "docker://registry:abc/img"}, "Invalid field: rootfs"),
+        ({"rootfs": "docker:///lib/%zz"}, "Invalid field: rootfs"),
+        ({"rootfs": "docker://[::1/img"}, "Invalid field: rootfs"),
+        ({"rootfs": "docker://ho st/x"}, "Invalid field: rootfs"),
+        ({"rootfs": "docker:\x7f"}, "Invalid field: rootfs"),
         ({"domain": ""}, "Invalid field: domain, Invalid field: domain"),
         ({"memory_mb": -5, "disk_mb": -1}, "Invalid field: memory_mb, Invalid field: disk_mb"),
         ({"max_pids": -1}, "Invalid field: max_pids"),
@@ -96,6 +102,7 @@ GOOD_TASK = dict(task_guid="task-1", domain="cf-tasks", rootfs="preloaded:cflinu
         ({"domain": ""}, "Invalid field: domain"),
         ({"rootfs": ""}, "Invalid field: rootfs"),  # once for tasks
         ({"rootfs": "cflinuxfs4"}, "Invalid field: rootfs"),
+        ({"rootfs": "docker://ho st/x"}, "Invalid field: rootfs"),  # bbs.md 1.2 rule 3
         ({"memory_mb": -1, "disk_mb": -1, "max_pids": -1},
          "Invalid field: memory_mb, Invalid field: disk_mb, Invalid field: max_pids"),
         ({"annotation": "x" * 10_241}, "Invalid field: annotation"),
