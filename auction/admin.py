@@ -17,6 +17,7 @@ from auction.models import (
     ActualLRP,
     ApiToken,
     AuctionRun,
+    AuctionSettings,
     AuditEntry,
     BBSEvent,
     Cell,
@@ -32,6 +33,8 @@ from auction.models import (
 )
 from auction.models.lrps import IMMUTABLE_DESIRED_FIELDS
 from auction.selectors.clock import sim_now
+from auction.services.auction_settings import FIELDS as AUCTION_SETTINGS_FIELDS
+from auction.services.auction_settings import auction_settings_errors, auction_settings_update
 from auction.services.clock import clock_configure
 from auction.services.domains import domain_upsert
 from auction.services.errors import BBSError
@@ -254,6 +257,40 @@ class SimClockAdmin(admin.ModelAdmin):
         # Re-anchor so a speed or pause change never makes sim time jump.
         clock_configure(speed=obj.speed, paused=obj.paused,
                         convergence_interval_s=obj.convergence_interval_s)
+
+
+class AuctionSettingsForm(ModelForm):
+    class Meta:
+        model = AuctionSettings
+        fields = AUCTION_SETTINGS_FIELDS
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        for message in auction_settings_errors(data):
+            self.add_error(message.removeprefix("Invalid field: "), message)
+        return data
+
+
+@admin.register(AuctionSettings)
+class AuctionSettingsAdmin(ServiceBackedAdmin):
+    """The auctioneer's settings (auction.md 2.1, 4.1, 4.4, 8), one row, saved by the
+    service so the change is audited and shows in the feed."""
+
+    form = AuctionSettingsForm
+    list_display = ("__str__", "placement_strategy", "go_compat", "starting_container_count_maximum")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return not AuctionSettings.objects.exists()
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj: AuctionSettings, form: ModelForm,
+                   change: bool) -> None:
+        changes = {name: form.cleaned_data[name] for name in AUCTION_SETTINGS_FIELDS
+                   if name in form.changed_data or not change}
+        saved = auction_settings_update(changes, source="admin", user=request.user)
+        obj.pk = saved.pk
 
 
 @admin.register(ApiToken)

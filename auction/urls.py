@@ -28,6 +28,7 @@ urlpatterns = [
     path("controls/scale/", controls.scale, name="control-scale"),
     path("controls/scenario/", controls.scenario, name="control-scenario"),
     path("controls/domain/", controls.domain, name="control-domain"),
+    path("controls/auction/", controls.auction_order, name="control-auction"),
     path("auctions/", auctions.auction_list, name="auctions"),
     path("auctions/<int:run_id>/", auctions.auction_replay, name="auction-replay"),
     path("auctions/<int:run_id>/cells/", auctions.auction_cells, name="auction-cells"),

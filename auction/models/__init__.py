@@ -12,12 +12,13 @@ from auction.models.otto import (
     OttoTaskCapabilities,
 )
 from auction.models.records import AuctionRun, AuditEntry, BBSEvent, ConvergenceRun, Counter
+from auction.models.settings import AuctionSettings
 from auction.models.tasks import Task
 from auction.models.tokens import ApiToken
 from auction.models.work import PendingWork
 
 __all__ = [
-    "ActualLRP", "ApiToken", "AuctionRun", "AuditEntry", "BBSEvent", "Cell", "ConvergenceRun", "Counter",
+    "ActualLRP", "ApiToken", "AuctionRun", "AuctionSettings", "AuditEntry", "BBSEvent", "Cell", "ConvergenceRun", "Counter",
     "DesiredLRP", "Domain", "OttoAuction", "OttoBid", "OttoMarket", "OttoOrchestrator",
     "OttoTaskCapabilities", "PendingWork", "SimClock", "Task", "Zone",
 ]

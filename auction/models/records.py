@@ -15,6 +15,8 @@ class AuctionRun(models.Model):
     fetch_ms = models.FloatField(default=0.0)
     trigger = models.CharField(max_length=64, blank=True, default="")
     strategy = models.CharField(max_length=16, default="diego")
+    # Which order placed the work: the documented one, or the Go binary's (auction.md 2.1).
+    go_compat = models.BooleanField(default=False)
     items = models.IntegerField(default=0)
     placed = models.IntegerField(default=0)
     failed = models.IntegerField(default=0)
@@ -40,6 +42,15 @@ class AuctionRun(models.Model):
 
     def __str__(self) -> str:
         return f"auction #{self.pk} at {self.started_at:.1f}: {self.placed} placed, {self.failed} failed"
+
+    @property
+    def mode(self) -> str:
+        """Strategy and order, as pages name them ("diego (Go order)", auction.md 2.1)."""
+        return mode_label(self.strategy, self.go_compat)
+
+
+def mode_label(strategy: str, go_compat: bool) -> str:
+    return f"{strategy} (Go order)" if go_compat else strategy
 
 
 class ConvergenceRun(models.Model):

@@ -38,6 +38,7 @@ _TOP = {
 _AUCTION = {
     "starting_container_weight": (int, float), "bin_pack_first_fit_weight": (int, float),
     "starting_container_count_maximum": int, "locality_offset": int, "placement_strategy": str,
+    "go_compat": bool,
 }
 _GROUP_KEYS = {"prefix": str, "count": int, "first": int, "width": int}
 # action -> its arguments and their types

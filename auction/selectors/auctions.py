@@ -281,7 +281,8 @@ class Replay:
 def auction_list(limit: int = LIST_LIMIT) -> list[dict[str, Any]]:
     """A1: the newest auctions, without their heavy records."""
     return list(AuctionRun.objects.order_by("-pk").values(
-        "pk", "started_at", "trigger", "strategy", "items", "placed", "failed", "duration_ms",
+        "pk", "started_at", "trigger", "strategy", "go_compat", "items", "placed", "failed",
+        "duration_ms",
         "detail")[:limit])
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from auction import scenarios
 from auction.models import ActualLRP, Cell, DesiredLRP, Zone
+from auction.selectors.auction_settings import auction_settings
 from auction.selectors.clock import ClockView, clock_view
 from auction.selectors.lrps import next_pass_at
 from auction.selectors.timeline import NextEvent, next_scheduled_event
@@ -26,6 +27,7 @@ class ControlChoices:
     crashable: list[str]  # "<guid>.<index>" CLAIMED or RUNNING
     apps: list[tuple[str, int]]
     scenarios: list[str]
+    go_compat: bool  # the auctioneer runs in Go order (auction.md 2.1)
 
     @property
     def next_pass_in(self) -> float:
@@ -52,4 +54,5 @@ def control_choices() -> ControlChoices:
             .values_list("desired_id", "index")[:500]],
         apps=list(DesiredLRP.objects.order_by("process_guid").values_list("process_guid", "instances")),
         scenarios=scenarios.available(),
+        go_compat=auction_settings().go_compat,
     )

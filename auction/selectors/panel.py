@@ -52,6 +52,7 @@ class WhyHere:
     reason_cells: dict[str, list[str]] = field(default_factory=dict)
     candidates: list[str] | None = None
     kind: str = "lrp"
+    go_compat: bool = False  # placed in the Go binary's order (auction.md 2.1)
 
 
 @dataclass(slots=True)
@@ -90,7 +91,8 @@ def why_from_run(run: AuctionRun, position: int) -> WhyHere:
     why = WhyHere(run_id=run.pk, step=position + 1, ident=ident, winner=run.placements.get(ident),
                   strategy=strategy, rule=STRATEGY_RULES.get(strategy, ""),
                   detail=run.detail if note else "none", total=run.scores.get(ident),
-                  kind=(run.batch or {}).get(ident, {}).get("kind") or (note or {}).get("kind", "lrp"))
+                  kind=(run.batch or {}).get(ident, {}).get("kind") or (note or {}).get("kind", "lrp"),
+                  go_compat=run.go_compat)
     if note is None:
         return why
     winner = next((c for c in note.get("cells") or [] if c["cell_id"] == why.winner), None)

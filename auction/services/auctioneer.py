@@ -39,6 +39,7 @@ from auction.engine import (
 from auction.live.groups import group
 from auction.live.publish import publish_after_commit
 from auction.models import ActualLRP, AuctionRun, BBSEvent, Cell, DesiredLRP, PendingWork, Task
+from auction.selectors.auction_settings import auction_settings_config
 from auction.selectors.bbs import TASK_COLUMNS, task_from_values
 from auction.selectors.cells import answering_cells, cell_loads, cell_states, free_resources
 from auction.selectors.clock import sim_now
@@ -123,9 +124,7 @@ def _work_items(pending: Sequence[PendingWork]) -> tuple[list[Any], list[Pending
 
 def auction_once(trigger: str = "queue", config: AuctionConfig | None = None) -> AuctionSummary | None:
     if config is None:
-        from auction.services.scenarios import scenario_auction_config
-
-        config = scenario_auction_config()
+        config = auction_settings_config()
     wall_start = time.perf_counter()
     wall_epoch = time.time()
     with transaction.atomic():
@@ -139,7 +138,7 @@ def auction_once(trigger: str = "queue", config: AuctionConfig | None = None) ->
         fetch_ms = (time.perf_counter() - fetch_start) * 1000
         items, dropped = _work_items(pending)
         # De-duplicate keeping the first occurrence: carried rows come first (step 4).
-        batch = order_batch(dedupe(items))
+        batch = order_batch(dedupe(items), config.go_compat)
         kept = {id(item.ref) for item in batch}
         duplicates = [item.ref for item in items if id(item.ref) not in kept]
         explain = len(batch) * max(len(states), 1) <= EXPLAIN_MAX_VERDICTS
@@ -158,7 +157,7 @@ def auction_once(trigger: str = "queue", config: AuctionConfig | None = None) ->
         duration_ms = (time.perf_counter() - wall_start) * 1000
         run = AuctionRun.objects.create(
             started_at=now, wall_started=wall_epoch, duration_ms=duration_ms, fetch_ms=fetch_ms, trigger=trigger,
-            strategy=config.placement_strategy, items=len(batch), placed=len(placed),
+            strategy=config.placement_strategy, go_compat=config.go_compat, items=len(batch), placed=len(placed),
             failed=len(result.failures),
             cells=[_cell_record(s) for s in states],
             order=result.order, placements=placed, failures=result.failures,

@@ -9,14 +9,11 @@ worker never fires a step twice).
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from django.core.exceptions import ValidationError
 from django.db import OperationalError, transaction
 from django.db.models import F
 
 from auction import scenarios
-from auction.engine import AuctionConfig
 from auction.models import (
     ActualLRP,
     AuditEntry,
@@ -31,6 +28,7 @@ from auction.models import (
 from auction.scenarios import ScenarioError
 from auction.selectors.clock import sim_now
 from auction.services import cells as chaos
+from auction.services.auction_settings import auction_settings_from_scenario
 from auction.services.audit import audit_record
 from auction.services.clock import clock_reset
 from auction.services.domains import domain_upsert
@@ -38,7 +36,6 @@ from auction.services.errors import BBSError
 from auction.services.lrps import desired_lrp_desire
 from auction.services.otto_scenario import otto_scenario_prepare
 from auction.services.tasks import task_desire
-from auction.sim.scenario import auction_config
 
 
 def cluster_is_empty() -> bool:
@@ -92,6 +89,8 @@ def _scenario_load(name: str) -> scenarios.Scenario:
             cell.save()
         otto_scenario_prepare(data, scenario.seed)
         try:
+            # The auctioneer's settings become the scenario's (inflight-cap's cap of 3).
+            auction_settings_from_scenario(data.get("auction", {}))
             for domain in data.get("domains", []):
                 domain_upsert(domain["name"], domain["ttl"], source="scenario")
             for spec in scenarios.desired_lrps(data):
@@ -106,22 +105,6 @@ def _scenario_load(name: str) -> scenarios.Scenario:
 
 def _last_load() -> AuditEntry | None:
     return AuditEntry.objects.filter(action="scenario_checkpoint").order_by("-id").first()
-
-
-def scenario_auction_config() -> AuctionConfig:
-    """The auctioneer's settings: the loaded scenario's ``auction`` block and seed
-    (e.g. inflight-cap's cap of 3), else the defaults."""
-    load = _last_load()
-    return AuctionConfig() if load is None else _scenario_config(load.target)
-
-
-@lru_cache(maxsize=32)
-def _scenario_config(name: str) -> AuctionConfig:
-    """Scenario files ship with the code, so a name's settings never change at runtime;
-    the auctioneer asks once per auction."""
-    if name not in scenarios.available():
-        return AuctionConfig()
-    return auction_config(scenarios.load(name))
 
 
 def scenario_reset() -> scenarios.Scenario:

@@ -20,6 +20,11 @@ from auction.sim.world import World
 
 MIN_PANES, MAX_PANES = 2, 4
 MAX_UNTIL_S = 3600.0
+#: What a pane can run: a strategy, or ``diego-go``, the diego strategy in Go-compatibility
+#: mode (auction.md 2.1), so Diego as specified and Diego as the Go binary runs it can
+#: stand side by side.
+GO_ORDER_PANE = "diego-go"
+PANE_KINDS: tuple[str, ...] = (*STRATEGIES, GO_ORDER_PANE)
 
 
 class CompareError(ValueError):
@@ -32,6 +37,27 @@ class PaneSpec:
     starting_container_weight: float = 0.25
     bin_pack_first_fit_weight: float = 0.0
     objective: ObjectiveConfig = field(default_factory=ObjectiveConfig)
+    go_compat: bool = False
+
+    @property
+    def kind(self) -> str:
+        """The pane's name in a URL or a command line (``PANE_KINDS``)."""
+        return GO_ORDER_PANE if self.go_compat and self.strategy == "diego" else self.strategy
+
+    @property
+    def label(self) -> str:
+        return "diego (Go order)" if self.kind == GO_ORDER_PANE else self.strategy
+
+
+def pane_spec(kind: str, *, starting_container_weight: float = 0.25,
+              bin_pack_first_fit_weight: float = 0.0,
+              objective: ObjectiveConfig | None = None) -> PaneSpec:
+    """The spec of one pane kind; the diego weights apply to both diego panes."""
+    objective = objective or ObjectiveConfig()
+    if kind in ("diego", GO_ORDER_PANE):
+        return PaneSpec("diego", starting_container_weight, bin_pack_first_fit_weight, objective,
+                        go_compat=kind == GO_ORDER_PANE)
+    return PaneSpec(kind, objective=objective)
 
 
 @dataclass(slots=True)
@@ -58,9 +84,9 @@ class Comparison:
 def parse_strategies(values: Sequence[str]) -> list[str]:
     """``["diego,dea", "random"]`` → ``["diego", "dea", "random"]``: 2-4 known, distinct."""
     names = [n.strip() for v in values for n in v.split(",") if n.strip()]
-    unknown = [n for n in names if n not in STRATEGIES]
+    unknown = [n for n in names if n not in PANE_KINDS]
     if unknown:
-        raise CompareError(f"unknown strategy {unknown[0]!r}; known: {', '.join(STRATEGIES)}")
+        raise CompareError(f"unknown strategy {unknown[0]!r}; known: {', '.join(PANE_KINDS)}")
     names = list(dict.fromkeys(names))
     if not MIN_PANES <= len(names) <= MAX_PANES:
         raise CompareError(f"choose {MIN_PANES} to {MAX_PANES} strategies, got {len(names)}")
@@ -79,7 +105,7 @@ def pane_config(base: AuctionConfig, spec: PaneSpec) -> AuctionConfig:
     return replace(base, placement_strategy=spec.strategy,
                    starting_container_weight=spec.starting_container_weight,
                    bin_pack_first_fit_weight=spec.bin_pack_first_fit_weight,
-                   objective=spec.objective)
+                   objective=spec.objective, go_compat=spec.go_compat)
 
 
 def compare(scenario: Scenario | str, specs: Sequence[PaneSpec], *, seed: int | None = None,

@@ -16,18 +16,20 @@ from django.shortcuts import render
 
 from auction import scenarios
 from auction.bbs import types as core
-from auction.engine import STRATEGIES, ObjectiveConfig
+from auction.engine import ObjectiveConfig
 from auction.selectors.clock import clock_view
 from auction.selectors.palette import app_colour, app_pattern
 from auction.sim.clock import format_sim_time
 from auction.sim.compare import (
     METRIC_ROWS,
+    PANE_KINDS,
     CompareError,
     Comparison,
     Pane,
     PaneSpec,
     compare,
     metric_text,
+    pane_spec,
     parse_strategies,
 )
 from auction.sim.world import World
@@ -60,19 +62,16 @@ def _specs(request: HttpRequest, names: list[str]) -> list[PaneSpec]:
         gamma=_number(request, "objective.gamma", defaults.gamma),
         delta=_number(request, "objective.delta", defaults.delta),
     )
-    specs = []
-    for name in names:
-        spec = PaneSpec(name, objective=objective)
-        if name == "diego":
-            spec = PaneSpec(name, _number(request, "diego.scw", 0.25), _number(request, "diego.bpw", 0.0), objective)
-        specs.append(spec)
-    return specs
+    scw = _number(request, "diego.scw", 0.25)
+    bpw = _number(request, "diego.bpw", 0.0)
+    return [pane_spec(name, starting_container_weight=scw, bin_pack_first_fit_weight=bpw,
+                      objective=objective) for name in names]
 
 
 def compare_page(request: HttpRequest) -> HttpResponse:
     params = request.GET
     context: dict[str, Any] = {
-        "page": "compare", "live_view": "compare", "clock": clock_view(), "all_strategies": STRATEGIES,
+        "page": "compare", "live_view": "compare", "clock": clock_view(), "all_strategies": PANE_KINDS,
         "scenarios": scenarios.available(), "objective_default": ObjectiveConfig(), "steps": STEPS,
     }
     status = 200
@@ -102,7 +101,7 @@ def compare_page(request: HttpRequest) -> HttpResponse:
 
 def _read_model(result: Comparison, params: Any) -> dict[str, Any]:
     base = params.copy()
-    base.setlist("strategies", [",".join(p.spec.strategy for p in result.panes)])
+    base.setlist("strategies", [",".join(p.spec.kind for p in result.panes)])
 
     def at(t: float) -> str:
         query = base.copy()
@@ -115,13 +114,16 @@ def _read_model(result: Comparison, params: Any) -> dict[str, Any]:
         "step_links": [(f"+{s} s", at(result.until + s)) for s in STEPS],
         "reset_link": at(0),
         "panes": [_pane(result, p) for p in result.panes],
+        # Two diego panes share one set of weights: the plain one shows the inputs.
+        "plain_diego": any(p.spec.kind == "diego" for p in result.panes),
         "metric_rows": METRIC_ROWS,
         "watch": result.scenario.data.get("watch", ""),
     }
 
 
 def _pane(result: Comparison, pane: Pane) -> dict[str, Any]:
-    out: dict[str, Any] = {"strategy": pane.spec.strategy, "spec": pane.spec, "error": pane.error}
+    out: dict[str, Any] = {"strategy": pane.spec.strategy, "kind": pane.spec.kind,
+                           "label": pane.spec.label, "spec": pane.spec, "error": pane.error}
     if pane.world is None or pane.metrics is None:
         return out
     out["metrics"] = [

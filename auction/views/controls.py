@@ -18,6 +18,7 @@ from django.views.decorators.http import require_POST
 
 from auction.api.auth import CONTROL_PERMISSION
 from auction.services import operator
+from auction.services.auction_settings import auction_settings_update
 from auction.services.cells import (
     actual_lrp_crash,
     cell_drain,
@@ -153,3 +154,14 @@ def domain(request: HttpRequest) -> str:
         operator.operator_domain_expire(name, request.user)
         return f"{name} expired now: stale"
     raise InvalidRequest("Invalid field: action")
+
+
+@control
+def auction_order(request: HttpRequest) -> str:
+    """auction.md 2.1: the auctioneer in the documented order or in the Go binary's."""
+    order = _field(request, "order")
+    if order not in ("spec", "go"):
+        raise InvalidRequest("Invalid field: order")
+    auction_settings_update({"go_compat": order == "go"}, source=SOURCE, user=request.user)
+    return ("auctions now run in Go order (tasks first in an all-index-0 batch, Go's sort)"
+            if order == "go" else "auctions now run in the documented order")

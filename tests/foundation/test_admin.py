@@ -117,6 +117,7 @@ def test_desired_lrp_create_runs_the_desire_service(admin_client_logged_in: Clie
     [
         ({"instances": -1}, ["Invalid field: instances"]),
         ({"rootfs": ""}, ["Invalid field: rootfs"]),
+        ({"rootfs": "docker://registry:abc/img"}, ["Invalid field: rootfs"]),  # bbs.md 1.2 rule 3
         ({"domain": ""}, ["Invalid field: domain"]),
         ({"process_guid": "bad guid"}, ["Invalid field: process_guid"]),
         ({"memory_mb": -5, "disk_mb": -1}, ["Invalid field: memory_mb", "Invalid field: disk_mb"]),

@@ -10,9 +10,9 @@ from auction.engine import ObjectiveConfig
 from auction.sim.compare import (
     METRIC_ROWS,
     CompareError,
-    PaneSpec,
     compare,
     metric_text,
+    pane_spec,
     parse_strategies,
 )
 
@@ -24,7 +24,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("scenario", nargs="?", default="cold-start")
         parser.add_argument("--strategies", default="diego,dea,objective,random",
-                            help="comma-separated, 2 to 4 of diego, dea, objective, random")
+                            help="comma-separated, 2 to 4 of diego, diego-go (diego in Go order, "
+                                 "auction.md 2.1), dea, objective, random")
         parser.add_argument("--seed", type=int, default=None, help="default: the scenario's seed")
         parser.add_argument("--until", type=float, default=60.0, help="sim seconds to run (default 60)")
         parser.add_argument("--starting-container-weight", type=float, default=0.25)
@@ -39,14 +40,15 @@ class Command(BaseCommand):
                                     options["gamma"], options["delta"])
         try:
             names = parse_strategies([options["strategies"]])
-            specs = [PaneSpec(n, options["starting_container_weight"], options["bin_pack_first_fit_weight"],
-                              objective) for n in names]
+            specs = [pane_spec(n, starting_container_weight=options["starting_container_weight"],
+                               bin_pack_first_fit_weight=options["bin_pack_first_fit_weight"],
+                               objective=objective) for n in names]
             result = compare(options["scenario"], specs, seed=options["seed"], until=options["until"])
         except CompareError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"{result.scenario.name}, seed {result.seed}, at {result.until:g} sim s "
                           f"(* = best; auction.md 9)")
-        header = ["metric"] + [p.spec.strategy for p in result.panes]
+        header = ["metric"] + [p.spec.label for p in result.panes]
         rows = [header]
         for name, label in METRIC_ROWS:
             row = [label]
@@ -64,4 +66,4 @@ class Command(BaseCommand):
                 self.stdout.write("  ".join("-" * w for w in widths))
         for pane in result.panes:
             if pane.error:
-                self.stdout.write(self.style.ERROR(f"{pane.spec.strategy}: {pane.error}"))
+                self.stdout.write(self.style.ERROR(f"{pane.spec.label}: {pane.error}"))

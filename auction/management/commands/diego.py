@@ -1,13 +1,14 @@
 """Drive the simulated cluster from a shell, as an operator drives Diego with cfdot.
 
     manage.py diego status [--json]
-    manage.py diego desire GUID --instances N [--memory MB] [--disk MB] [--domain D]
+    manage.py diego desire GUID --instances N [--memory MB] [--disk MB] [--domain D] [--rootfs URL]
     manage.py diego scale GUID N
     manage.py diego crash GUID INDEX
     manage.py diego fail-cell CELL | restore-cell CELL | drain-cell CELL
     manage.py diego fail-zone ZONE | restore-zone ZONE
     manage.py diego domain NAME TTL
     manage.py diego clock [--speed X] [--pause] [--resume] [--step S]
+    manage.py diego auction [--go-compat on|off] [--strategy S]   # the auctioneer's settings
     manage.py diego advance        # advance reps and convergence to the clock's now, run auctions
 """
 
@@ -19,9 +20,12 @@ from typing import Any
 import redis
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from auction.engine import STRATEGIES
 from auction.models import ActualLRP, AuctionRun, Cell, ConvergenceRun, PendingWork, SimClock, Task
+from auction.selectors.auction_settings import auction_settings
 from auction.selectors.clock import clock_view
 from auction.services import cells, clock, domains, lrps
+from auction.services.auction_settings import auction_settings_update
 from auction.services.auctioneer import auctioneer_run
 from auction.services.errors import BBSError
 from auction.services.sim import sim_advance
@@ -44,6 +48,7 @@ class Command(BaseCommand):
         desire.add_argument("--disk", type=int, default=1024)
         desire.add_argument("--domain", default="cf-apps")
         desire.add_argument("--start-delay", type=float, default=3.0)
+        desire.add_argument("--rootfs", default="preloaded:cflinuxfs4")
         scale = verbs.add_parser("scale")
         scale.add_argument("guid")
         scale.add_argument("instances", type=int)
@@ -63,6 +68,10 @@ class Command(BaseCommand):
         clk.add_argument("--resume", action="store_true")
         clk.add_argument("--step", type=float)
         verbs.add_parser("advance")
+        auction = verbs.add_parser("auction", help="show or change the auctioneer's settings")
+        auction.add_argument("--go-compat", choices=("on", "off"),
+                             help="Go-compatibility mode (auction.md 2.1)")
+        auction.add_argument("--strategy", choices=STRATEGIES)
 
     def handle(self, *args: Any, **options: Any) -> None:
         verb = options["verb"]
@@ -83,7 +92,8 @@ class Command(BaseCommand):
         elif verb == "desire":
             lrps.desired_lrp_desire({
                 "process_guid": o["guid"], "domain": o["domain"], "instances": o["instances"],
-                "memory_mb": o["memory"], "disk_mb": o["disk"], "start_delay_s": o["start_delay"]},
+                "memory_mb": o["memory"], "disk_mb": o["disk"], "start_delay_s": o["start_delay"],
+                "rootfs": o["rootfs"]},
                 source=source)
         elif verb == "scale":
             lrps.desired_lrp_update(o["guid"], {"instances": o["instances"]}, source=source)
@@ -112,6 +122,17 @@ class Command(BaseCommand):
                 clock.clock_resume()
             view = clock_view()
             self.stdout.write(f"sim {view.display} ({'paused' if view.paused else f'{view.speed:g}x'})")
+        elif verb == "auction":
+            changes: dict[str, Any] = {}
+            if o["go_compat"] is not None:
+                changes["go_compat"] = o["go_compat"] == "on"
+            if o["strategy"] is not None:
+                changes["placement_strategy"] = o["strategy"]
+            row = (auction_settings_update(changes, source=source) if changes
+                   else auction_settings())
+            order = "Go order (go_compat on)" if row.go_compat else "documented order (go_compat off)"
+            self.stdout.write(f"auctioneer: {row.placement_strategy}, {order}, "
+                              f"in-flight cap {row.starting_container_count_maximum or 'off'}")
         elif verb == "advance":
             report = sim_advance()
             placed = sum(s.placed for s in auctioneer_run("cli"))
