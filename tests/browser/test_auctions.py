@@ -1,6 +1,6 @@
 """The auction sequence and "why here" in a real browser (dashboard.md 11: T3, T4, T5).
 
-Harness (dashboard.md 11, stack-notes.md 4): ChannelsLiveServerTestCase forks daphne over
+Harness (dashboard.md 11): ChannelsLiveServerTestCase forks daphne over
 the file SQLite test database; the test process loads scenarios and runs auctions through
 the services, then drives Debian's chromium with Playwright.
 """

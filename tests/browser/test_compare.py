@@ -1,6 +1,6 @@
 """The strategy comparison in a real browser (dashboard.md 11: T16; S1, S2, U1).
 
-Harness (dashboard.md 11, stack-notes.md 4): ChannelsLiveServerTestCase forks daphne over
+Harness (dashboard.md 11): ChannelsLiveServerTestCase forks daphne over
 the file SQLite test database; the panes are in-memory worlds the page builds from its
 URL, so the test only drives Debian's chromium through Playwright.
 """

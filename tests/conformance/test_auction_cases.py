@@ -1,5 +1,5 @@
-"""Every auction case against its ``expect`` (docs/behaviour.md "Conformance cases";
-auction.md 10 in the user's spec).
+"""Every auction case against its ``expect`` (docs/behaviour/conformance.md 1;
+docs/behaviour/auction.md 10).
 
 ``order`` compared as a list, ``placements`` and ``failures`` as whole maps, ``scores``
 only for the identifiers ``expect`` names, with a relative tolerance of 1e-9. The cases

@@ -1,5 +1,5 @@
-"""Every convergence case against its ``expect`` (docs/behaviour.md "Conformance cases";
-bbs.md 11 in the user's spec).
+"""Every convergence case against its ``expect`` (docs/behaviour/conformance.md 2;
+docs/behaviour/bbs.md 11).
 
 Only the keys ``expect`` names are compared, each named list or ``fail`` map whole.
 """

@@ -36,7 +36,7 @@ class LiveBrowserCase(ChannelsLiveServerTestCase):
         super().tearDownClass()
 
     def run_as_worker(self, fn, *args: Any, **kwargs: Any) -> Any:  # type: ignore[no-untyped-def]
-        """Run a service in another thread, as a Celery worker would (stack-notes.md 3)."""
+        """Run a service in another thread, as a Celery worker would (dashboard.md 11)."""
         return self.worker.submit(fn, *args, **kwargs).result(timeout=300)
 
     def open(self, path: str, context=None):  # type: ignore[no-untyped-def]
