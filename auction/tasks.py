@@ -4,28 +4,24 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from auction.services.auctioneer import auctioneer_run
 from auction.services.callbacks import task_callback_run
 from auction.services.clock import clock_tick
-from auction.services.scenarios import scenario_timeline_run
 from auction.services.sim import sim_advance
 
 
 @shared_task(name="auction.tasks.sim_tick", ignore_result=True)
 def sim_tick() -> float:
-    """Beat's heartbeat: publish the clock, advance reps and convergence, kick the auctioneer."""
+    """Beat's heartbeat: publish the clock, then advance the simulation to its now."""
     view = clock_tick()
-    scenario_timeline_run(view.now)  # timed chaos of the loaded scenario (dashboard.md C4)
-    report = sim_advance()
-    if report is not None and report.work_waiting:
-        auction_run.delay()
+    sim_advance()
     return view.now
 
 
 @shared_task(name="auction.tasks.auction_run", ignore_result=True, acks_late=True)
 def auction_run() -> int:
-    """Run auctions while work waits; only one runs at a time in the cluster."""
-    return sum(s.placed for s in auctioneer_run())
+    """Work was queued: advance now (its auctions included); one advance at a time."""
+    report = sim_advance()
+    return 0 if report is None else len(report.auctions)
 
 
 @shared_task(name="auction.tasks.task_callback", ignore_result=True, acks_late=True)

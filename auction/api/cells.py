@@ -26,18 +26,15 @@ def _list(request: HttpRequest) -> JsonResponse:
     return ok({"cells": answer})
 
 
-_ACTIONS = {"fail": cells.cell_fail, "restore": cells.cell_restore, "drain": cells.cell_drain}
-
-
-def _act(action: str):  # one endpoint per chaos verb (dashboard.md C2)
+def _act(action: str):  # one endpoint per chaos verb of the registry (dashboard.md C2)
     def handler(request: HttpRequest, cell_id: str) -> JsonResponse:
         user = operator(request)
-        cell = _ACTIONS[action](cell_id, source="api", user=user)
-        cell = Cell.objects.select_related("zone").get(pk=cell.pk)
+        cells.chaos_run(action, {"cell": cell_id}, source="api", user=user)
+        cell = Cell.objects.select_related("zone").get(cell_id=cell_id)
         return ok({"cell": cell_json(cell, sim_now(), None)})
 
     return endpoint(post=handler)
 
 
 collection = endpoint(get=_list)
-fail, restore, drain = _act("fail"), _act("restore"), _act("drain")
+fail, restore, drain = _act("cell_fail"), _act("cell_restore"), _act("cell_drain")

@@ -82,3 +82,4 @@ def _changed_fields(before: Any, after: Any) -> dict[str, Any]:
         if getattr(before, f.name) != value:
             result[f.name] = value
     return result
+

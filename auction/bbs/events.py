@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from auction.bbs.types import UNCLAIMED, ActualLRP, Task
+from auction.bbs.types import UNCLAIMED, ActualLRP, DesiredLRP, Task
 
 INSTANCE_CREATED: Final = "actual_lrp_instance_created"
 INSTANCE_CHANGED: Final = "actual_lrp_instance_changed"
@@ -34,8 +34,8 @@ class Event:
     """
 
     type: str
-    before: ActualLRP | Task | None = None
-    after: ActualLRP | Task | None = None
+    before: ActualLRP | Task | DesiredLRP | None = None
+    after: ActualLRP | Task | DesiredLRP | None = None
 
 
 def created(row: ActualLRP, *, group: bool) -> list[Event]:

@@ -87,6 +87,12 @@ class ActualLRP:
     availability_zone: str = ""
     modification_tag_epoch: str = ""
     modification_tag_index: int = 0
+    # The simulated rep's timers, not part of Diego's record: when a CLAIMED instance
+    # becomes RUNNING, and when a started one crashes (injected). A claim sets the first
+    # and clears the second, a start clears the first and may set the second; every
+    # other change keeps them (they belong to the instance, not to its state).
+    ready_at: float | None = None
+    crash_at: float | None = None
 
     @property
     def key(self) -> RowKey:
@@ -114,6 +120,8 @@ class Task:
     callback_url: str = ""
     rejection_count: int = 0
     rejection_reason: str = ""
+    # The simulated rep's timer, not part of Diego's record: when a RUNNING task completes.
+    finishes_at: float | None = None
 
 
 @dataclass(slots=True, frozen=True)

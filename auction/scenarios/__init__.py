@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from auction.sim.chaos import ACTIONS as CHAOS
+from auction.sim.chaos import ChaosError, chaos_args
+
 
 class ScenarioError(ValueError):
     """A scenario file is missing or malformed; the message names the field."""
@@ -41,13 +44,9 @@ _AUCTION = {
     "go_compat": bool,
 }
 _GROUP_KEYS = {"prefix": str, "count": int, "first": int, "width": int}
-# action -> its arguments and their types
-ACTIONS: dict[str, dict[str, Any]] = {
-    "cell_fail": {"cell": str}, "cell_restore": {"cell": str}, "cell_drain": {"cell": str},
-    "zone_fail": {"zone": str}, "zone_restore": {"zone": str},
-    "crash": {"process_guid": str, "index": int},
-    "desire_lrps": {"desired_lrps": list, "lrp_groups": list},
-}
+# A timeline step names an action of the chaos registry (auction.sim.chaos); a deploy
+# (desire_lrps) is written with the file's own app lists.
+DEPLOY = {"desired_lrps": list, "lrp_groups": list}
 _REQUIRED_TOP = ("name", "zones", "cells")
 _CELL = {
     "cell_id": str, "zone": str, "index": int, "memory_mb": int, "disk_mb": int,
@@ -119,16 +118,20 @@ def check(data: Any, where: str) -> None:
         if not isinstance(step, dict):
             raise ScenarioError(f"{at}: expected an object")
         action = step.get("action")
-        if action not in ACTIONS:
-            raise ScenarioError(f"{at}.action: expected one of {', '.join(sorted(ACTIONS))}")
+        if action not in CHAOS:
+            raise ScenarioError(f"{at}.action: expected one of {', '.join(sorted(CHAOS))}")
         when = step.get("at")
         if isinstance(when, bool) or not isinstance(when, (int, float)) or when < 0:
             raise ScenarioError(f"{at}.at: expected sim seconds >= 0")
         args = {k: v for k, v in step.items() if k not in ("at", "action")}
-        required = () if action == "desire_lrps" else tuple(ACTIONS[action])
-        _check_object(args, ACTIONS[action], at, required)
         if action == "desire_lrps":
+            _check_object(args, DEPLOY, at, ())
             _check_groups(args.get("lrp_groups", []), f"{at}.lrp_groups")
+            continue
+        try:
+            chaos_args(action, args)
+        except ChaosError as exc:
+            raise ScenarioError(f"{at}: {exc.message}") from None
 
 
 def _check_groups(groups: list[Any], where: str) -> None:

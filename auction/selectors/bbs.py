@@ -11,12 +11,12 @@ from auction.models import ActualLRP, Cell, DesiredLRP, Domain, Task
 ACTUAL_COLUMNS = (
     "id", "desired_id", "index", "state", "presence", "cell_id", "instance_guid", "domain",
     "since", "crash_count", "crash_reason", "placement_error", "address", "ports",
-    "modification_tag_epoch", "modification_tag_index",
+    "modification_tag_epoch", "modification_tag_index", "ready_at", "crash_at",
 )
 TASK_COLUMNS = (
     "id", "task_guid", "state", "domain", "cell_id", "created_at", "updated_at",
     "first_completed_at", "failed", "failure_reason", "result", "completion_callback_url",
-    "rejection_count", "rejection_reason",
+    "rejection_count", "rejection_reason", "finishes_at",
 )
 
 
@@ -33,7 +33,8 @@ def actual_from_values(v: tuple[Any, ...]) -> core.ActualLRP:
         process_guid=v[1], index=v[2], state=v[3], presence=v[4], cell_id=v[5],
         instance_guid=v[6], domain=v[7], since=v[8], crash_count=v[9], crash_reason=v[10],
         placement_error=v[11], address=v[12], ports=core_ports(v[13]),
-        modification_tag_epoch=v[14], modification_tag_index=v[15],
+        modification_tag_epoch=v[14], modification_tag_index=v[15], ready_at=v[16],
+        crash_at=v[17],
     )
 
 
@@ -42,6 +43,7 @@ def task_from_values(v: tuple[Any, ...]) -> core.Task:
         task_guid=v[1], state=v[2], domain=v[3], cell_id=v[4], created_at=v[5],
         updated_at=v[6], first_completed_at=v[7], failed=v[8], failure_reason=v[9],
         result=v[10], callback_url=v[11], rejection_count=v[12], rejection_reason=v[13],
+        finishes_at=v[14],
     )
 
 

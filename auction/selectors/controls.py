@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from auction import scenarios
 from auction.models import ActualLRP, Cell, DesiredLRP, Zone
@@ -10,10 +10,29 @@ from auction.selectors.auction_settings import auction_settings
 from auction.selectors.clock import ClockView, clock_view
 from auction.selectors.lrps import next_pass_at
 from auction.selectors.timeline import NextEvent, next_scheduled_event
+from auction.sim.chaos import ACTIONS, Param
 from auction.sim.clock import MAX_SPEED
 
 # dashboard.md C1: 0.25x to 16x, or "max" (the clock's ceiling).
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, MAX_SPEED)
+
+
+@dataclass(slots=True)
+class ChaosGroup:
+    """Registry actions that take the same parameters: one form, one button each."""
+
+    params: tuple[Param, ...]
+    actions: list[tuple[str, str]]  # (name, label)
+
+
+def chaos_groups() -> list[ChaosGroup]:
+    """The dashboard's chaos forms, from the registry (``auction.sim.chaos``)."""
+    groups: dict[tuple[Param, ...], ChaosGroup] = {}
+    for action in ACTIONS.values():
+        if action.dashboard:
+            group = groups.setdefault(action.params, ChaosGroup(action.params, []))
+            group.actions.append((action.name, action.label))
+    return list(groups.values())
 
 
 @dataclass(slots=True)
@@ -28,6 +47,7 @@ class ControlChoices:
     apps: list[tuple[str, int]]
     scenarios: list[str]
     go_compat: bool  # the auctioneer runs in Go order (auction.md 2.1)
+    chaos: list[ChaosGroup] = field(default_factory=list)
 
     @property
     def next_pass_in(self) -> float:
@@ -55,4 +75,5 @@ def control_choices() -> ControlChoices:
         apps=list(DesiredLRP.objects.order_by("process_guid").values_list("process_guid", "instances")),
         scenarios=scenarios.available(),
         go_compat=auction_settings().go_compat,
+        chaos=chaos_groups(),
     )

@@ -8,7 +8,7 @@ from django.db.models import Min
 
 from auction.models import ActualLRP, Cell, Domain, Task
 from auction.selectors.clock import clock_row
-from auction.services.reps import EVACUATION_SYNC_S
+from auction.sim.reps import EVACUATION_SYNC_S
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,14 +14,16 @@ from auction.services.events import event_record
 
 
 def audit_record(action: str, target: str, now: float, *, source: str, user: Any,
-                 diff: dict[str, Any], cell_id: str = "") -> AuditEntry:
+                 diff: dict[str, Any], cell_id: str = "", feed: bool = True) -> AuditEntry:
+    """The entry; and its feed event unless the change already carries one (``feed``)."""
     entry = AuditEntry.objects.create(
         sim=now, user=user if getattr(user, "pk", None) else None,
         source=source, action=action, target=target, diff=diff,
     )
-    # The diff travels with the event, so the feed can say what changed (AD4, M2).
-    event_record(action, now, key=target, cell_id=cell_id, source=source,
-                 user=getattr(user, "username", "") or "", diff=diff)
+    if feed:
+        # The diff travels with the event, so the feed can say what changed (AD4, M2).
+        event_record(action, now, key=target, cell_id=cell_id, source=source,
+                     user=getattr(user, "username", "") or "", diff=diff)
     return entry
 
 

@@ -1,106 +1,91 @@
-"""Chaos and repair (dashboard.md C2, C3): fail, restore, drain cells and zones; crash an instance."""
+"""Chaos and operator actions on the live cluster (dashboard.md C2, C3), one door for all.
+
+``chaos_run`` takes any action of the registry (``auction.sim.chaos``): it checks the
+arguments, lets the action's rule decide over the database store at the clock's now,
+applies the change in one transaction with its audit entry, and answers the line the
+controls show. The API, the dashboard, the panel, the CLI and scenario loads all call
+it; the named helpers below are the same call for the actions callers use by name.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from django.db import transaction
 
-from auction.live.groups import group
-from auction.live.publish import publish_after_commit
-from auction.models import ActualLRP, Cell
 from auction.selectors.clock import sim_now
 from auction.services.audit import audit_record
-from auction.services.errors import InvalidRequest, ResourceNotFound
-from auction.services.reps import actual_lrp_crash_now, evacuation_sync
-from auction.sim.reps import presence_lapses_at
+from auction.services.errors import BBSError, InvalidRequest, ResourceNotFound
+from auction.services.store import DbStore
+from auction.sim.changes import ChangeSet
+from auction.sim.chaos import ACTIONS, ChaosError, chaos_args, chaos_change
 
 
-def _cell(cell_id: str) -> Cell:
-    cell = Cell.objects.select_for_update().filter(cell_id=cell_id).first()
-    if cell is None:
-        raise ResourceNotFound()
-    return cell
-
-
-def _audit(action: str, target: str, now: float, source: str, user: Any, diff: dict[str, Any]) -> None:
-    audit_record(action, target, now, source=source, user=user, diff=diff,
-                 cell_id=target if action.startswith("cell_") else "")
-
-
-def _changed(cell: Cell) -> None:
-    publish_after_commit(group("zones"), {"type": "live.cells", "cells": [cell.cell_id]})
-
-
-def cell_fail(cell_id: str, *, source: str = "system", user: Any = None) -> Cell:
+def chaos_run(name: str, raw: Mapping[str, Any], *, source: str = "system", user: Any = None) -> str:
+    """Run registry action ``name`` now; returns what happened, in the feed's words."""
+    try:
+        args = chaos_args(name, raw)
+    except ChaosError as exc:
+        raise _bbs_error(exc) from None
+    action = ACTIONS[name]
     with transaction.atomic():
         now = sim_now()
-        cell = _cell(cell_id)
-        before = cell.state
-        cell.state = Cell.State.FAILED
-        if cell.presence_lost_at is None:
-            cell.presence_lost_at = presence_lapses_at(now)
-        cell.save(update_fields=["state", "presence_lost_at"])
-        _audit("cell_fail", cell_id, now, source, user, {"state": [before, cell.state]})
-        _changed(cell)
-    return cell
+        store = DbStore()
+        try:
+            change = chaos_change(store, name, args, now)
+        except ChaosError as exc:
+            raise _bbs_error(exc) from None
+        diff = _diff(store, change, args)
+        # The rule's own feed entries say who did it; the audit entry adds no second one.
+        who = {"source": source, "user": getattr(user, "username", "") or ""}
+        change.notes = [replace(n, data={**n.data, **who}) for n in change.notes]
+        store.apply(change)
+        target = action.target(args)
+        audit_record(action.audit, target, now, source=source, user=user, diff=diff,
+                     cell_id=target if "cell" in args else "", feed=not change.notes)
+    return action.describe(args, cells=len(change.cells_put))
 
 
-def cell_restore(cell_id: str, *, source: str = "system", user: Any = None) -> Cell:
-    with transaction.atomic():
-        now = sim_now()
-        cell = _cell(cell_id)
-        before = cell.state
-        cell.state = Cell.State.HEALTHY
-        cell.presence_lost_at = None
-        cell.evacuating_since = cell.evacuation_synced_at = None
-        cell.save(update_fields=["state", "presence_lost_at", "evacuating_since", "evacuation_synced_at"])
-        _audit("cell_restore", cell_id, now, source, user, {"state": [before, cell.state]})
-        _changed(cell)
-    return cell
+def _diff(store: DbStore, change: ChangeSet, args: Mapping[str, Any]) -> dict[str, Any]:
+    """What the audit entry says changed: an app's instances, a cell's state, else the
+    arguments."""
+    if len(change.apps_put) == 1:
+        app = change.apps_put[0]
+        before = store.app(app.process_guid)
+        return {"instances": [before.instances if before else None, app.instances]}
+    if len(change.cells_put) == 1:
+        cell = change.cells_put[0]
+        before_cell = store.cell(cell.cell_id)
+        return {"state": [before_cell.state if before_cell else None, cell.state]}
+    return {k: [None, v] for k, v in args.items() if k != "apps"}
 
 
-def cell_drain(cell_id: str, *, source: str = "system", user: Any = None) -> Cell:
-    """Start evacuation (bbs.md 6.3); the first sync happens at once."""
-    with transaction.atomic():
-        now = sim_now()
-        cell = _cell(cell_id)
-        if cell.state != Cell.State.HEALTHY:
-            raise InvalidRequest(f"cell {cell_id} is {cell.state}; only a healthy cell can drain")
-        cell.state = Cell.State.DRAINING
-        cell.evacuating_since = now
-        cell.save(update_fields=["state", "evacuating_since"])
-        _audit("cell_drain", cell_id, now, source, user, {"state": ["healthy", "draining"]})
-        evacuation_sync(cell, now)
-        _changed(cell)
-    return cell
+def _bbs_error(exc: ChaosError) -> BBSError:
+    return ResourceNotFound() if exc.status == 404 else InvalidRequest(exc.message)
 
 
-def zone_fail(zone: str, *, source: str = "system", user: Any = None) -> list[Cell]:
-    ids = list(Cell.objects.filter(zone__name=zone).values_list("cell_id", flat=True))
-    if not ids:
-        raise ResourceNotFound()
-    return [cell_fail(cell_id, source=source, user=user) for cell_id in ids]
+def cell_fail(cell_id: str, *, source: str = "system", user: Any = None) -> str:
+    return chaos_run("cell_fail", {"cell": cell_id}, source=source, user=user)
 
 
-def zone_restore(zone: str, *, source: str = "system", user: Any = None) -> list[Cell]:
-    ids = list(Cell.objects.filter(zone__name=zone).values_list("cell_id", flat=True))
-    if not ids:
-        raise ResourceNotFound()
-    return [cell_restore(cell_id, source=source, user=user) for cell_id in ids]
+def cell_restore(cell_id: str, *, source: str = "system", user: Any = None) -> str:
+    return chaos_run("cell_restore", {"cell": cell_id}, source=source, user=user)
 
 
-def actual_lrp_crash(process_guid: str, index: int, *, source: str = "system", user: Any = None) -> None:
+def cell_drain(cell_id: str, *, source: str = "system", user: Any = None) -> str:
+    return chaos_run("cell_drain", {"cell": cell_id}, source=source, user=user)
+
+
+def zone_fail(zone: str, *, source: str = "system", user: Any = None) -> str:
+    return chaos_run("zone_fail", {"zone": zone}, source=source, user=user)
+
+
+def zone_restore(zone: str, *, source: str = "system", user: Any = None) -> str:
+    return chaos_run("zone_restore", {"zone": zone}, source=source, user=user)
+
+
+def actual_lrp_crash(process_guid: str, index: int, *, source: str = "system", user: Any = None) -> str:
     """Inject a crash of the ORDINARY instance now, as its cell would report it (bbs.md 3)."""
-    with transaction.atomic():
-        now = sim_now()
-        row = ActualLRP.objects.select_for_update().filter(
-            desired_id=process_guid, index=index, presence=ActualLRP.Presence.ORDINARY).first()
-        if row is None:
-            raise ResourceNotFound()
-        if row.state not in (ActualLRP.State.CLAIMED, ActualLRP.State.RUNNING):
-            raise InvalidRequest(f"{process_guid}.{index} is {row.state}: only a CLAIMED or RUNNING instance can crash")
-        cell_id = row.cell_id
-        actual_lrp_crash_now(row, now)
-        _audit("actual_lrp_crash", f"{process_guid}.{index}", now, source, user, {})
-        publish_after_commit(group("zones"), {"type": "live.cells", "cells": [cell_id]})
+    return chaos_run("crash", {"process_guid": process_guid, "index": index}, source=source, user=user)

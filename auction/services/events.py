@@ -15,9 +15,11 @@ from auction.models import BBSEvent
 EVENT_LOG_LIMIT = 10_000
 
 
-def _describe(row: core.ActualLRP | core.Task | None) -> dict[str, Any]:
+def _describe(row: core.ActualLRP | core.Task | core.DesiredLRP | None) -> dict[str, Any]:
     if row is None:
         return {}
+    if isinstance(row, core.DesiredLRP):
+        return {"process_guid": row.process_guid, "domain": row.domain, "instances": row.instances}
     if isinstance(row, core.Task):
         return {"task_guid": row.task_guid, "state": row.state, "cell_id": row.cell_id,
                 "failed": row.failed, "failure_reason": row.failure_reason}
@@ -32,6 +34,8 @@ def _key(event: Event) -> tuple[str, str]:
         return row.task_guid, row.cell_id
     if row is None:
         return "", ""
+    if isinstance(row, core.DesiredLRP):
+        return row.process_guid, ""
     return f"{row.process_guid}.{row.index}", row.cell_id
 
 

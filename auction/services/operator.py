@@ -19,7 +19,6 @@ from auction.services.audit import audit_record
 from auction.services.clock import clock_pause, clock_resume, clock_set_speed, clock_step
 from auction.services.domains import domain_expire, domain_upsert
 from auction.services.errors import InvalidRequest
-from auction.services.lrps import desired_lrp_update
 from auction.services.scenarios import scenario_load
 from auction.services.sim import sim_advance
 from auction.sim.clock import MAX_SPEED, ClockError
@@ -69,14 +68,6 @@ def operator_clock_step_next(user: Any) -> NextEvent | None:
     return upcoming
 
 
-def operator_scale(process_guid: str, instances: str, user: Any) -> None:
-    """C2 "scale an app": a DesiredLRPUpdateRequest; the service audits it."""
-    count = _integer(instances, "instances")
-    if count < 0:
-        raise InvalidRequest("Invalid field: instances")
-    desired_lrp_update(process_guid, {"instances": count}, source=SOURCE, user=user)
-
-
 def operator_scenario_load(name: str, user: Any) -> None:
     try:
         with transaction.atomic():
@@ -105,9 +96,3 @@ def _number(text: str, field: str) -> float:
         raise InvalidRequest(f"Invalid field: {field}")
     return value
 
-
-def _integer(text: str, field: str) -> int:
-    try:
-        return int(str(text).strip())
-    except (TypeError, ValueError):
-        raise InvalidRequest(f"Invalid field: {field}") from None

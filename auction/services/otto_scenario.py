@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 from auction.models import OttoAuction, OttoMarket, OttoOrchestrator, OttoTaskCapabilities
@@ -35,14 +34,6 @@ def otto_scenario_prepare(data: dict[str, Any], seed: int = 0) -> None:
         lifecycle.check_duration(float(section.get("duration_s", lifecycle.DEFAULT_DURATION_S)))
     except (lifecycle.LifecycleError, TypeError, ValueError) as exc:
         raise ScenarioError(f"otto.duration_s: {exc}") from None
-    mode = section.get("mode", "off")
-    draw = random.Random(f"{seed}:otto-mode")
-    for task in data.get("tasks", []):
-        if "placement_mode" in task:
-            continue
-        if mode == "all" or (isinstance(mode, int | float) and not isinstance(mode, bool)
-                             and draw.random() < float(mode)):
-            task["placement_mode"] = "otto"
     for guid, asked in section.get("capabilities", {}).items():
         try:
             otto_task_capabilities_set(guid, asked)

@@ -1,13 +1,15 @@
 """Loading a named scenario: wipe the live cluster and build the scenario's one.
 
 The load is the scenario's checkpoint: ``scenario_reset`` loads the last loaded scenario
-again (dashboard.md C4 "reset to checkpoint"). Its timeline of timed chaos and deploys
-fires from ``scenario_timeline_run``, called on every sim tick: each step once, at the
-first tick at or after its instant, marked done by an audit entry (so a restart of the
-worker never fires a step twice).
+again (dashboard.md C4 "reset to checkpoint"). Its timeline of timed chaos and deploys is
+part of the simulation (``auction.sim.driver``): each step fires once, at its own sim
+instant, marked done by an audit entry (so a restart of the worker never fires a step
+twice).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import OperationalError, transaction
@@ -17,6 +19,7 @@ from auction import scenarios
 from auction.models import (
     ActualLRP,
     AuditEntry,
+    BBSEvent,
     Cell,
     DesiredLRP,
     Domain,
@@ -26,24 +29,24 @@ from auction.models import (
     Zone,
 )
 from auction.scenarios import ScenarioError
-from auction.selectors.clock import sim_now
-from auction.services import cells as chaos
+from auction.selectors.clock import clock_view
 from auction.services.auction_settings import auction_settings_from_scenario
 from auction.services.audit import audit_record
-from auction.services.clock import clock_reset
+from auction.services.clock import clock_reset, clock_resume
 from auction.services.domains import domain_upsert
 from auction.services.errors import BBSError
 from auction.services.lrps import desired_lrp_desire
 from auction.services.otto_scenario import otto_scenario_prepare
 from auction.services.tasks import task_desire
+from auction.sim.scenario import placement_modes
 
 
 def cluster_is_empty() -> bool:
     return not (Cell.objects.exists() or DesiredLRP.objects.exists() or Task.objects.exists())
 
 
-def scenario_load(name: str) -> scenarios.Scenario:
-    """Replace the cluster with scenario ``name``; all or nothing.
+def scenario_load(name: str | scenarios.Scenario) -> scenarios.Scenario:
+    """Replace the cluster with scenario ``name`` (or a scenario given whole); all or nothing.
 
     The wipe locks every row while the running simulation (a tick, an auction) may hold
     some: PostgreSQL then breaks a deadlock by aborting one side. The load is one
@@ -61,9 +64,11 @@ def scenario_load(name: str) -> scenarios.Scenario:
 LOAD_ATTEMPTS = 3
 
 
-def _scenario_load(name: str) -> scenarios.Scenario:
-    scenario = scenarios.load(name)
+def _scenario_load(chosen: str | scenarios.Scenario) -> scenarios.Scenario:
+    scenario = scenarios.load(chosen) if isinstance(chosen, str) else chosen
+    name = scenario.name
     data = scenario.data
+    was_paused = clock_view().paused
     with transaction.atomic():
         ActualLRP.objects.all().delete()
         DesiredLRP.objects.all().delete()
@@ -71,7 +76,11 @@ def _scenario_load(name: str) -> scenarios.Scenario:
         Domain.objects.all().delete()
         Cell.objects.all().delete()
         Zone.objects.all().delete()
-        clock_reset(0.0)
+        # The old cluster's event log goes with it: its instants are another world's.
+        BBSEvent.objects.all().delete()
+        # Everything the scenario sets up happens at sim instant 0 exactly, as in memory:
+        # the clock stands still while it loads.
+        clock_reset(0.0, paused=True)
         # A new epoch: the first pass 30 s after start (bbs.md 4.1), not at the old
         # cluster's next instant; the old cluster's queued start requests go with it.
         SimClock.objects.filter(pk=1).update(seed=scenario.seed, next_convergence_at=F("convergence_interval_s"),
@@ -95,11 +104,17 @@ def _scenario_load(name: str) -> scenarios.Scenario:
                 domain_upsert(domain["name"], domain["ttl"], source="scenario")
             for spec in scenarios.desired_lrps(data):
                 desired_lrp_desire(spec, source="scenario")
+            modes = placement_modes(data, scenario.seed)
             for spec in data.get("tasks", []):
-                task_desire(spec, source="scenario")
+                task_desire({**spec, "placement_mode": modes[spec["task_guid"]]}, source="scenario")
         except BBSError as exc:
             raise ScenarioError(f"scenario {name}: {exc.message}") from None
-        audit_record("scenario_checkpoint", name, 0.0, source="scenario", user=None, diff={"seed": [None, scenario.seed]})
+        # The checkpoint keeps the scenario whole: its timeline runs from it, and a reset
+        # reloads it, whether it shipped with the code or not.
+        audit_record("scenario_checkpoint", name, 0.0, source="scenario", user=None,
+                     diff={"seed": [None, scenario.seed], "scenario": scenario_document(scenario)})
+        if not was_paused:
+            clock_resume()
     return scenario
 
 
@@ -109,52 +124,28 @@ def _last_load() -> AuditEntry | None:
 
 def scenario_reset() -> scenarios.Scenario:
     """Back to the checkpoint: the last loaded scenario, loaded again."""
-    load = _last_load()
-    if load is None:
+    loaded = loaded_scenario()
+    if loaded is None:
         raise ScenarioError("no scenario has been loaded; nothing to reset to")
-    return scenario_load(load.target)
+    return scenario_load(loaded)
 
 
-def scenario_timeline_run(now: float | None = None) -> list[str]:
-    """Fire the loaded scenario's timeline steps due at ``now``; return what fired."""
-    load = _last_load()
-    if load is None or load.target not in scenarios.available():
-        return []
-    scenario = scenarios.load(load.target)
-    steps = scenarios.timeline(scenario.data)
-    if not steps:
-        return []
-    now = sim_now() if now is None else now
-    done = set(AuditEntry.objects.filter(action="scenario_step", pk__gt=load.pk).values_list("target", flat=True))
-    fired: list[str] = []
-    for i, (at, action, args) in enumerate(steps):
-        marker = f"{scenario.name}#{i}"
-        if at > now or marker in done:
-            continue
-        outcome = "done"
-        try:
-            with transaction.atomic():
-                _step(action, args)
-        except BBSError as exc:
-            # A step the cluster refuses now (draining a failed cell, an operator already
-            # desired that app) is recorded with its reason and not retried every tick.
-            outcome = f"refused: {exc.message}"
-        audit_record("scenario_step", marker, now, source="scenario", user=None,
-                     diff={"action": [None, action], "at": [None, at], "outcome": [None, outcome]})
-        fired.append(f"{action}@{at:g}" + ("" if outcome == "done" else f" ({outcome})"))
-    return fired
+def scenario_document(scenario: scenarios.Scenario) -> dict[str, Any]:
+    return {"name": scenario.name, "title": scenario.title, "description": scenario.description,
+            "seed": scenario.seed, "data": scenario.data}
 
 
-def _step(action: str, args: dict) -> None:
-    if action == "desire_lrps":
-        for spec in scenarios.desired_lrps(args):
-            desired_lrp_desire(spec, source="scenario")
-        return
-    if action == "crash":
-        chaos.actual_lrp_crash(args["process_guid"], args["index"], source="scenario")
-        return
-    target = args.get("cell", args.get("zone"))
-    getattr(chaos, action)(target, source="scenario")
+def loaded_scenario(load: AuditEntry | None = None) -> scenarios.Scenario | None:
+    """The scenario of the last checkpoint (or of ``load``), as it was loaded."""
+    load = load or _last_load()
+    if load is None:
+        return None
+    document = (load.diff or {}).get("scenario")
+    if isinstance(document, dict) and isinstance(document.get("data"), dict):
+        return scenarios.Scenario(document["name"], document.get("title", document["name"]),
+                                  document.get("description", ""), int(document.get("seed", 0)),
+                                  document["data"])
+    return scenarios.load(load.target) if load.target in scenarios.available() else None
 
 
 def _flat(exc: ValidationError) -> str:

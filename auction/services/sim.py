@@ -1,10 +1,13 @@
-"""Advancing the simulation to the clock's now: reps, then convergence when due.
+"""Moving the live cluster forward: the shared driver over the database store.
 
-Beat calls this every tick. Events due between the last advance and now happen in
-time order: rep events up to the next convergence instant, then that pass at its own
-instant (timer only, bbs.md 4.1: the next pass one interval after this one), and so on.
-One advance at a time in the whole cluster (a Redis lock), so duplicated beats or two
-workers never run a pass twice.
+Beat calls ``sim_advance`` every tick, and a worker calls it as soon as a request queues
+work: every instant at which something is due, up to the clock's now, is handled at its
+own sim instant by the rules of ``auction.sim`` (``auction.sim.driver``), each phase in
+one transaction. One advance at a time in the whole deployment (a Redis lock), so
+duplicated beats or two workers never handle an instant twice.
+
+``auction_once`` and ``convergence_run`` run one auction or one pass now: the CLI and the
+tests use them to drive the cluster step by step.
 """
 
 from __future__ import annotations
@@ -13,49 +16,157 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from auction.live.groups import group
-from auction.live.publish import publish_after_commit
-from auction.models import PendingWork, SimClock
+from auction.engine import AuctionConfig
+from auction.models import AuctionRun, ConvergenceRun, PendingWork
 from auction.selectors.clock import clock_row
-from auction.services.convergence import convergence_run
 from auction.services.events import events_trim
 from auction.services.locks import cluster_lock
-from auction.services.reps import RepReport, reps_advance
+from auction.services.store import DbStore
+from auction.sim.cfdot import ClusterView
+from auction.sim.converge import convergence_pass
+from auction.sim.driver import advance, auctions_run
+from auction.sim.round import auction_round
 
-MAX_PASSES_PER_ADVANCE = 20
+#: The lock every writer of simulated time shares (Diego's Locket ``auctioneer`` too).
+SIMULATION_LOCK = "simulation"
 
 
 @dataclass(slots=True)
 class AdvanceReport:
     now: float
+    instants: int = 0
+    auctions: list[int] = field(default_factory=list)
     passes: list[int] = field(default_factory=list)
-    reps: list[RepReport] = field(default_factory=list)
     work_waiting: bool = False
 
 
-def sim_advance(now: float | None = None) -> AdvanceReport | None:
+@dataclass(slots=True)
+class AuctionSummary:
+    run_id: int
+    placed: int
+    failed: int
+    items: int
+
+
+@dataclass(slots=True)
+class PassSummary:
+    run_id: int
+    at: float
+    metrics: dict[str, int]
+
+
+def sim_advance(now: float | None = None, *, trim_events: bool = True) -> AdvanceReport | None:
     """Advance to ``now`` (default: the clock's now); None when another advance runs."""
-    with cluster_lock("sim-advance") as held:
+    with cluster_lock(SIMULATION_LOCK) as held:
         if not held:
             return None
-        clock = clock_row()
-        target = clock.now() if now is None else now
-        report = AdvanceReport(target)
-        for _ in range(MAX_PASSES_PER_ADVANCE):
-            due = clock.next_convergence_at
-            with transaction.atomic():
-                reps = reps_advance(min(target, due), seed=clock.seed)
-                report.reps.append(reps)
-                # Starts, crashes and completions change what the grid shows on those cells.
-                if reps.cells:
-                    publish_after_commit(group("zones"), {"type": "live.cells", "cells": sorted(reps.cells)})
-            if due > target:
-                break
-            summary = convergence_run(due)
-            report.passes.append(summary.run_id)
-            clock.next_convergence_at = due + clock.convergence_interval_s
-            SimClock.objects.filter(pk=clock.pk).update(next_convergence_at=clock.next_convergence_at)
-        SimClock.objects.filter(pk=clock.pk).update(advanced_to=target)
-        events_trim()
+        target = clock_row().now() if now is None else now
+        first_auction = _newest(AuctionRun)
+        first_pass = _newest(ConvergenceRun)
+        store = DbStore()
+        report = AdvanceReport(target, instants=advance(store, max(target, store.now)))
+        report.auctions = list(AuctionRun.objects.filter(pk__gt=first_auction).order_by("pk")
+                               .values_list("pk", flat=True))
+        report.passes = list(ConvergenceRun.objects.filter(pk__gt=first_pass).order_by("pk")
+                             .values_list("pk", flat=True))
+        if trim_events:
+            events_trim()
         report.work_waiting = PendingWork.objects.filter(carried=False).exists()
     return report
+
+
+def auctioneer_run(trigger: str = "queue", config: AuctionConfig | None = None) -> list[AuctionSummary]:
+    """Auctions now, back to back while new work waits (auction.md 1 step 2); [] when
+    another process holds the simulation."""
+    with cluster_lock(SIMULATION_LOCK) as held:
+        if not held:
+            return []
+        first = _newest(AuctionRun)
+        store = _store(config)
+        auctions_run(store, _instant(store))
+        return _summaries(first)
+
+
+def auction_once(trigger: str = "queue", config: AuctionConfig | None = None) -> AuctionSummary | None:
+    """One auction now, if any work is queued (carried-over work included)."""
+    store = _store(config)
+    first = _newest(AuctionRun)
+    with transaction.atomic():
+        if not PendingWork.objects.exists():
+            return None
+        store.apply(auction_round(store.round_input(_instant(store))))
+    summaries = _summaries(first)
+    return summaries[0] if summaries else None
+
+
+def convergence_run(now: float) -> PassSummary:
+    """One convergence pass at ``now``, off the timer (the next timed one stays due)."""
+    store = DbStore()
+    with transaction.atomic():
+        snapshot, silent, otto, interval = store.convergence_input(now)
+        change = convergence_pass(snapshot, silent, otto, interval)
+        change.next_convergence_at = None
+        store.apply(change)
+    run = ConvergenceRun.objects.order_by("-pk").first()
+    assert run is not None
+    return PassSummary(run.pk, now, dict(run.metrics))
+
+
+def _store(config: AuctionConfig | None) -> DbStore:
+    store = DbStore()
+    if config is not None:
+        store.auction_config = lambda: config  # type: ignore[method-assign]
+    return store
+
+
+def _instant(store: DbStore) -> float:
+    """Auctions run at the clock's now (never before what the store has handled)."""
+    return max(clock_row().now(), store.now)
+
+
+def _newest(model: type) -> int:
+    return model.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+
+
+def _summaries(after: int) -> list[AuctionSummary]:
+    return [AuctionSummary(pk, placed, failed, items) for pk, placed, failed, items in
+            AuctionRun.objects.filter(pk__gt=after).order_by("pk")
+            .values_list("pk", "placed", "failed", "items")]
+
+
+def simulate_in_database(name: str, until: float) -> ClusterView:
+    """Load scenario ``name`` into the live cluster and run it to ``until`` synchronously
+    (each instant in time order, no worker, no event trimming); the clock is left
+    paused there. Returns the cluster as the dump prints it."""
+    import redis
+
+    from auction.live.publish import suppressed
+    from auction.services.clock import clock_reset
+    from auction.services.scenarios import scenario_load
+
+    try:
+        lock = cluster_lock(SIMULATION_LOCK)
+        held = lock.__enter__()
+    except redis.ConnectionError:
+        lock, held = None, True  # no Redis: no other process can be advancing either
+    try:
+        if not held:
+            raise SimulationBusy("another process is advancing the simulation; stop it first")
+        from auction.services.work import set_trigger_suppressed
+
+        previous = set_trigger_suppressed(True)  # this run handles its own auctions
+        with suppressed():  # one run, not a frame per instant; open pages reload after
+            scenario_load(name)
+            clock_reset(0.0, paused=True)
+            store = DbStore(trigger_auctions=False)
+            advance(store, until)
+            clock_reset(until, paused=True)
+        set_trigger_suppressed(previous)
+        return store.cluster_view()
+    finally:
+        if lock is not None:
+            lock.__exit__(None, None, None)
+
+
+class SimulationBusy(RuntimeError):
+    """The live cluster is being advanced by someone else."""

@@ -28,7 +28,8 @@ from auction.services.errors import (
 )
 from auction.services.events import events_record
 from auction.services.otto import otto_task_submit
-from auction.services.work import work_request_tasks
+from auction.services.store import DbStore, sim_task
+from auction.sim.lrps import task_desire as core_task_desire
 
 TASK_FIELDS = (
     "task_guid", "domain", "rootfs", "memory_mb", "disk_mb", "max_pids", "placement_tags",
@@ -44,24 +45,24 @@ class InvalidStateTransition(BBSError):
 
 
 def task_desire(spec: Mapping[str, Any], *, source: str = "system", user: Any = None) -> Task:
+    """Desire a task (bbs.md 7): ``auction.sim.lrps.task_desire``; an Otto task goes to
+    the open auction instead of the auctioneer (otto.md 9)."""
     reject_unknown_members(spec, TASK_FIELDS)
     task = Task(**spec)
     errors = task.bbs_errors()
     if errors:
         raise InvalidRequest(bbs_message(errors))
     now = sim_now()
-    task.created_at = task.updated_at = now
-    task.state = Task.State.PENDING
     try:
         with transaction.atomic():
             if Task.objects.filter(task_guid=task.task_guid).exists():
                 raise ResourceExists()
-            task.save()
-            events_record([ev.Event(ev.TASK_CREATED, after=_core(task))], now)
-            # Otto tasks go to the open auction instead (otto.md 9), not to the auctioneer.
-            if task.placement_mode == Task.PlacementMode.DIEGO:
-                work_request_tasks([task.task_guid], now, "desire")
-            else:
+            task.created_at = task.updated_at = now
+            task.save()  # every BBS field; the rule's change completes it
+            store = DbStore()
+            store.apply(core_task_desire(sim_task(task), now))
+            task.refresh_from_db()
+            if task.placement_mode == Task.PlacementMode.OTTO:
                 otto_task_submit([task], now)
             audit_record("task_desire", task.task_guid, now, source=source, user=user,
                          diff={name: [None, spec[name]] for name in spec})

@@ -31,6 +31,11 @@ def _trigger_auction() -> None:
         logging.getLogger(__name__).warning("could not trigger an auction; the tick will")
 
 
+def trigger_auction_after_commit() -> None:
+    """New work waits: ask a worker to advance the simulation (its auctions) now."""
+    transaction.on_commit(_trigger_auction)
+
+
 def work_request_lrps(keys: Iterable[tuple[str, int]], now: float, reason: str) -> int:
     """One start request listing LRP instances (desire, scale-up, convergence, crash)."""
     rows = [

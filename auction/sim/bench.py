@@ -13,7 +13,7 @@ import random
 import time
 
 from auction.engine import AuctionConfig
-from auction.sim.world import SimApp, SimCell, World
+from auction.sim.memory import SimApp, SimCell, World
 
 ZONES = ("z1", "z2", "z3")
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field, replace
 
 from auction.engine import STRATEGIES, AuctionConfig, ObjectiveConfig, validate_objective
 from auction.scenarios import Scenario, ScenarioError
+from auction.sim.memory import World
 from auction.sim.quality import RunMetrics, best_values, run_metrics
 from auction.sim.scenario import world_from_scenario
-from auction.sim.world import World
 
 MIN_PANES, MAX_PANES = 2, 4
 MAX_UNTIL_S = 3600.0

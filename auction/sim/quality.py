@@ -31,7 +31,7 @@ from auction.engine import (
 )
 
 if TYPE_CHECKING:
-    from auction.sim.world import World
+    from auction.sim.memory import World
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,11 @@
-"""The simulated rep's rules, shared by the database shell and the in-memory cluster.
+"""The simulated rep: what each cell does with its containers as sim time passes.
 
-Pure: given the seed and an instance, when does it crash; which address does it get;
-when does a failed rep's presence lapse; what does one evacuation sync do (bbs.md 6.1,
-6.3). Both shells call these, so a
-scenario replays the same way in memory and over the database.
+Pure, one place for both stores: a claimed instance becomes RUNNING after its app's
+start delay (``instances_start``); a started instance may crash at a seeded instant
+(``crash_time``, ``instances_crash``); a task completes after its run time
+(``tasks_complete``); a draining cell syncs every 10 s and gives up after 600 s
+(``evacuation_sync``, bbs.md 6.3); a failed rep's presence lapses 10-15 s after the
+failure (``presence_lapses_at``, bbs.md 6.1). Each rule returns a ``ChangeSet``.
 """
 
 from __future__ import annotations
@@ -11,9 +13,19 @@ from __future__ import annotations
 import math
 import random
 import zlib
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from auction.bbs import events as ev
+from auction.bbs import task_states
+from auction.bbs import types as core
+from auction.bbs.changes import RowCreate, RowDelete, RowUpdate, TaskUpdate
+from auction.bbs.crash import crash
+from auction.bbs.errors import BBSError
+from auction.bbs.lrp_operations import unclaim
+from auction.sim.changes import ChangeSet, Note
+from auction.sim.model import SimApp, SimCell, SimTask
 
 PRESENCE_TTL_S = 15.0
 PRESENCE_REFRESH_S = 5.0
@@ -101,3 +113,141 @@ def evacuation_over(at: float, evacuating_since: float | None, containers_left: 
     or when the evacuation timeout passes with copies stranded (bbs.md 6.3)."""
     timed_out = evacuating_since is not None and at - evacuating_since >= EVACUATION_TIMEOUT_S
     return timed_out or not containers_left, timed_out
+
+
+def host_ports(app: SimApp | None, index: int) -> tuple[tuple[int, int], ...]:
+    """The rep maps each container port to a host port (bbs.md 2.1 ``ports``)."""
+    return tuple((port, 61000 + index) for port in (app.ports if app else ()))
+
+
+def instances_start(rows: Sequence[core.ActualLRP], copies: Mapping[core.LRPKey, Sequence[core.ActualLRP]],
+                    apps: Mapping[str, SimApp], at: float, seed: int) -> ChangeSet:
+    """The due CLAIMED instances become RUNNING at ``at`` (bbs.md 2.3 Start).
+
+    ``copies`` holds the EVACUATING and SUSPECT rows of those indices: the start deletes
+    them (their events first: they leave an instance RUNNING, bbs.md 8). A start draws
+    the instance's crash, if any (``crash_time``).
+    """
+    change = ChangeSet(at)
+    for row in sorted(rows, key=lambda r: (r.process_guid, r.index)):
+        app = apps.get(row.process_guid)
+        crash_at = None if app is None else crash_time(
+            seed, row.process_guid, row.index, row.modification_tag_index, at,
+            app.crash_probability, app.crash_after_s)
+        after = core.evolve(row, state=core.RUNNING, since=at,
+                            address=instance_address(row.cell_id, row.index),
+                            ports=host_ports(app, row.index), ready_at=None, crash_at=crash_at,
+                            modification_tag_index=row.modification_tag_index + 1)
+        for copy in copies.get(row.lrp_key, ()):
+            change.lrp_ops.append(RowDelete(copy.key, copy))
+            change.events += ev.removed(copy, group=True)
+        change.lrp_ops.append(RowUpdate(row.key, row, after))
+        change.events += ev.changed(row, after, group=True)
+        change.touched.add(row.cell_id)
+    return change
+
+
+def crash_report(change: ChangeSet, row: core.ActualLRP, at: float, *,
+                 immediate_start: bool = True) -> bool:
+    """Add a cell's crash report of ``row`` at ``at`` (bbs.md 3) to ``change``.
+
+    The crash ends the instance's life: its timers go with it. A 1st or 2nd crash is
+    re-auctioned at once (one start request in the same call) unless ``immediate_start``
+    is off (an evacuating cell's crash, bbs.md 6.3). False when the BBS refuses it.
+    """
+    outcome = crash(row, at, CRASH_REASON, immediate_start=immediate_start)
+    if isinstance(outcome, BBSError):
+        return False
+    if outcome.after is None:
+        change.lrp_ops.append(RowDelete(row.key, row))
+    else:
+        after = core.evolve(outcome.after, ready_at=None, crash_at=None)
+        change.lrp_ops.append(RowUpdate(row.key, row, after))
+    change.events += outcome.events
+    change.counters["CrashesReported"] += 1
+    change.touched.add(row.cell_id)
+    if outcome.start:
+        change.request_lrps([row.lrp_key], at, "crash")
+    return True
+
+
+def instances_crash(rows: Sequence[core.ActualLRP], at: float) -> ChangeSet:
+    """The injected crashes due at ``at`` (rows CLAIMED or RUNNING on a reporting cell)."""
+    change = ChangeSet(at)
+    for row in sorted(rows, key=lambda r: (r.process_guid, r.index, r.presence)):
+        crash_report(change, row, at)
+    return change
+
+
+def tasks_complete(tasks: Sequence[SimTask], at: float) -> ChangeSet:
+    """The RUNNING tasks due at ``at`` complete, succeeded (bbs.md 7 Complete)."""
+    change = ChangeSet(at)
+    for sim_task in sorted(tasks, key=lambda t: t.task_guid):
+        task = sim_task.task
+        done = task_states.complete(task, at, failed=False, failure_reason="", result="")
+        if isinstance(done, BBSError):
+            continue
+        done.finishes_at = None
+        change.task_ops.append(TaskUpdate(task, done))
+        change.events.append(ev.Event(ev.TASK_CHANGED, before=task, after=done))
+        change.counters[f"TasksSucceeded.{task.cell_id}"] += 1
+        change.counters["TasksSucceeded"] += 1
+        change.touched.add(task.cell_id)
+        if task.callback_url:
+            change.callbacks.append(task.task_guid)
+    return change
+
+
+def evacuation_sync(cell: SimCell, rows: Sequence[core.ActualLRP],
+                    ordinary_state: Mapping[core.LRPKey, str], desired: Container[str],
+                    tasks_left: bool, at: float) -> ChangeSet:
+    """One sync of a draining cell's rep (bbs.md 6.3): per container, what the BBS does;
+    then, when nothing is left or the timeout passed, the rep drops its presence (the
+    copies left count as stranded) and convergence prunes what remains."""
+    change = ChangeSet(at)
+    plan = evacuation_plan(rows, ordinary_state, desired)
+    for row in plan.delete:
+        change.lrp_ops.append(RowDelete(row.key, row))
+        change.events += ev.removed(row, group=True)
+    for row in plan.evacuate:
+        # Keep serving from an EVACUATING RUNNING copy until the replacement runs.
+        copy = core.evolve(row, presence=core.EVACUATING, state=core.RUNNING, ready_at=None,
+                           crash_at=None)
+        change.lrp_ops.append(RowCreate(copy))
+        change.events += ev.created(copy, group=True)
+    for row in plan.unclaim:
+        after = unclaim(row, at)
+        if isinstance(after, BBSError):
+            continue
+        change.lrp_ops.append(RowUpdate(row.key, row, after))
+        change.events += ev.changed(row, after, group=True)
+    change.request_lrps(plan.restart, at, "evacuation")
+    evacuated = {id(r) for r in plan.delete} | {id(r) for r in plan.unclaim}
+    left = [r for r in rows if id(r) not in evacuated and r.state != core.UNCLAIMED]
+    left += [core.evolve(r, presence=core.EVACUATING) for r in plan.evacuate]
+    over, timed_out = evacuation_over(at, cell.evacuating_since, bool(left) or tasks_left)
+    synced = SimCell(**{**_cell_fields(cell), "evacuation_synced_at": at})
+    if timed_out:
+        change.counters["StrandedEvacuatingActualLRPs"] += sum(
+            1 for r in left if r.presence == core.EVACUATING)
+    if over:
+        # The rep drops its presence; convergence prunes what is left (step 0b).
+        synced.presence_lost_at = at
+        change.notes.append(Note("cell_evacuated", cell.cell_id, cell.cell_id))
+    change.cells_put.append(synced)
+    change.touched.add(cell.cell_id)
+    return change
+
+
+def next_evacuation_sync(cell: SimCell) -> float | None:
+    """When a draining cell's rep syncs next: at once, then every 10 s, until it has
+    dropped its presence (bbs.md 6.3)."""
+    if cell.state != "draining" or cell.presence_lost_at is not None or cell.evacuating_since is None:
+        return None
+    if cell.evacuation_synced_at is None:
+        return cell.evacuating_since
+    return cell.evacuation_synced_at + EVACUATION_SYNC_S
+
+
+def _cell_fields(cell: SimCell) -> dict[str, Any]:
+    return {name: getattr(cell, name) for name in cell.__slots__}  # type: ignore[attr-defined]

@@ -6,6 +6,8 @@ scenario's timeline becomes timed actions on the world's event heap.
 
 from __future__ import annotations
 
+import random
+from collections.abc import Mapping
 from dataclasses import fields, replace
 from typing import Any
 
@@ -13,9 +15,12 @@ from auction import scenarios
 from auction.bbs import types as core
 from auction.engine import AuctionConfig
 from auction.scenarios import Scenario, ScenarioError
-from auction.sim.world import SimApp, SimCell, SimTask, World, WorldError, app_from_spec
+from auction.sim.memory import SimApp, SimCell, SimTask, World, WorldError, app_from_spec
 
 _CELL_FIELDS = {f.name for f in fields(SimCell)} - {"presence_lost_at", "evacuating_since", "evacuation_synced_at"}
+# What an Otto agent offers beyond Diego's dimensions (otto.md 4): the open auction runs
+# beside the simulation, in its own processes, so the world keeps none of it.
+_OTTO_CELL_FIELDS = {"cores", "docker_build", "hourly_cost", "speed"}
 _TASK_FIELDS = {f.name for f in fields(SimTask)} - {"task"}
 
 
@@ -29,6 +34,35 @@ def auction_config(scenario: Scenario, base: AuctionConfig | None = None) -> Auc
     if base is not None:
         settings.pop("placement_strategy", None)
     return replace(base or AuctionConfig(), seed=scenario.seed, **settings)
+
+
+def scenario_steps(data: Mapping[str, Any]) -> list[tuple[str, float, str, dict[str, Any]]]:
+    """A scenario's timeline as (marker, at, action, registry arguments), in time order; the
+    marker names the step in the memory store and in the database's audit trail alike."""
+    out = []
+    for position, (at, action, args) in enumerate(scenarios.timeline(dict(data))):
+        if action == "desire_lrps":
+            args = {"apps": scenarios.desired_lrps(args)}
+        out.append((f"{position}:{action}@{at:g}", at, action, args))
+    return out
+
+
+def placement_modes(data: Mapping[str, Any], seed: int) -> dict[str, str]:
+    """Each scenario task's placement mode (otto.md 9): its own ``placement_mode``, else
+    the ``otto`` section's ``mode``: ``"all"``, or a fraction drawn per task with the
+    scenario's seed; else ``diego``."""
+    section = data.get("otto") or {}
+    mode = section.get("mode", "off")
+    draw = random.Random(f"{seed}:otto-mode")
+    modes = {}
+    for task in data.get("tasks", []):
+        if "placement_mode" in task:
+            modes[task["task_guid"]] = task["placement_mode"]
+            continue
+        otto = mode == "all" or (isinstance(mode, int | float) and not isinstance(mode, bool)
+                                 and draw.random() < float(mode))
+        modes[task["task_guid"]] = "otto" if otto else "diego"
+    return modes
 
 
 def world_from_scenario(scenario: Scenario | str, *, config: AuctionConfig | None = None,
@@ -46,22 +80,23 @@ def world_from_scenario(scenario: Scenario | str, *, config: AuctionConfig | Non
         defaults = data.get("cell_defaults", {})
         for i, spec in enumerate(data["cells"]):
             merged = {**defaults, **spec}
-            unknown = set(merged) - _CELL_FIELDS
+            unknown = set(merged) - _CELL_FIELDS - _OTTO_CELL_FIELDS
             if unknown:
                 raise ScenarioError(f"scenario {name}: cells[{i}]: unknown field {sorted(unknown)[0]}")
-            world.add_cell(SimCell(**{k: (tuple(v) if isinstance(v, list) else v) for k, v in merged.items()}))
+            world.add_cell(SimCell(**{k: (tuple(v) if isinstance(v, list) else v)
+                                      for k, v in merged.items() if k in _CELL_FIELDS}))
         for domain in data.get("domains", []):
             world.upsert_domain(domain["name"], domain["ttl"])
         for spec in scenarios.desired_lrps(data):
             world.desire_lrp(_app(spec))
+        modes = placement_modes(data, scenario.seed)
         for spec in data.get("tasks", []):
-            world.desire_task(_task(spec))
-        for at, action, args in scenarios.timeline(data):
+            world.desire_task(_task({**spec, "placement_mode": modes[spec["task_guid"]]}))
+        for marker, at, action, args in scenario_steps(data):
             if action == "desire_lrps":
-                args = {"apps": scenarios.desired_lrps(args)}
                 for spec in args["apps"]:
                     _app(spec)  # refuse a bad app at load time, not at its instant
-            world.schedule_action(at, action, **args)
+            world.schedule_action(at, action, marker=marker, **args)
     except WorldError as exc:
         raise ScenarioError(f"scenario {name}: {exc}") from None
     return world

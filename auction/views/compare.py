@@ -32,7 +32,7 @@ from auction.sim.compare import (
     pane_spec,
     parse_strategies,
 )
-from auction.sim.world import World
+from auction.sim.memory import World
 
 DEFAULT_STRATEGIES = ("diego", "dea", "objective", "random")
 DEFAULT_SCENARIO = "cold-start"

@@ -19,15 +19,9 @@ from django.views.decorators.http import require_POST
 from auction.api.auth import CONTROL_PERMISSION
 from auction.services import operator
 from auction.services.auction_settings import auction_settings_update
-from auction.services.cells import (
-    actual_lrp_crash,
-    cell_drain,
-    cell_fail,
-    cell_restore,
-    zone_fail,
-    zone_restore,
-)
+from auction.services.cells import chaos_run
 from auction.services.errors import BBSError, InvalidRequest
+from auction.sim.chaos import ACTIONS
 
 SOURCE = operator.SOURCE
 
@@ -94,46 +88,21 @@ def clock(request: HttpRequest) -> str:
 
 
 @control
-def cell(request: HttpRequest) -> str:
-    action, cell_id = _field(request, "action"), _field(request, "cell")
-    actions = {"fail": cell_fail, "restore": cell_restore, "drain": cell_drain}
-    if action not in actions:
+def chaos(request: HttpRequest) -> str:
+    """Any chaos action of the registry (``auction.sim.chaos``) the dashboard offers; the
+    crash form may name the instance as ``<process_guid>.<index>``."""
+    name = _field(request, "action")
+    action = ACTIONS.get(name)
+    if action is None or not action.dashboard:
         raise InvalidRequest("Invalid field: action")
-    actions[action](cell_id, source=SOURCE, user=request.user)
-    return {"fail": f"{cell_id} failed: its presence lapses in 10-15 s",
-            "restore": f"{cell_id} restored", "drain": f"{cell_id} draining (evacuation)"}[action]
-
-
-@control
-def zone(request: HttpRequest) -> str:
-    action, name = _field(request, "action"), _field(request, "zone")
-    if action == "fail":
-        cells = zone_fail(name, source=SOURCE, user=request.user)
-        return f"zone {name} failed ({len(cells)} cells)"
-    if action == "restore":
-        cells = zone_restore(name, source=SOURCE, user=request.user)
-        return f"zone {name} restored ({len(cells)} cells)"
-    raise InvalidRequest("Invalid field: action")
-
-
-@control
-def crash(request: HttpRequest) -> str:
-    guid, _, index = _field(request, "instance").rpartition(".")
-    try:
-        number = int(index)
-    except ValueError:
-        raise InvalidRequest("Invalid field: instance (expected <process_guid>.<index>)") from None
-    if not guid:
-        raise InvalidRequest("Invalid field: instance (expected <process_guid>.<index>)")
-    actual_lrp_crash(guid, number, source=SOURCE, user=request.user)
-    return f"{guid}.{number} crashed"
-
-
-@control
-def scale(request: HttpRequest) -> str:
-    guid, instances = _field(request, "process_guid"), _field(request, "instances")
-    operator.operator_scale(guid, instances, request.user)
-    return f"{guid} scaled to {instances}"
+    raw = {p.name: request.POST.get(p.name, "").strip() for p in action.params}
+    instance = request.POST.get("instance", "").strip()
+    if instance and "process_guid" in raw and "index" in raw:
+        guid, _, index = instance.rpartition(".")
+        if not guid or not index:
+            raise InvalidRequest("Invalid field: instance (expected <process_guid>.<index>)")
+        raw.update(process_guid=guid, index=index)
+    return chaos_run(name, raw, source=SOURCE, user=request.user)
 
 
 @control

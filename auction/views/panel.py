@@ -12,7 +12,8 @@ from auction.services import cells as chaos
 from auction.services.errors import BBSError
 from auction.views.controls import can_control
 
-CELL_ACTIONS = {"drain": chaos.cell_drain, "fail": chaos.cell_fail, "restore": chaos.cell_restore}
+# The panel's buttons: the registry's cell actions (``auction.sim.chaos``).
+CELL_ACTIONS = {"drain": "cell_drain", "fail": "cell_fail", "restore": "cell_restore"}
 
 
 def _respond(request: HttpRequest, template: str, context: dict, status: int = 200) -> HttpResponse:
@@ -62,8 +63,8 @@ def cell_action(request: HttpRequest, cell_id: str, action: str) -> HttpResponse
         status, error = 403, "needs an operator: log in with the control permission"
     else:
         try:
-            CELL_ACTIONS[action](cell_id, source="dashboard", user=request.user)
-            notice = {"drain": "draining", "fail": "failed", "restore": "restored"}[action]
+            notice = chaos.chaos_run(CELL_ACTIONS[action], {"cell": cell_id}, source="dashboard",
+                                     user=request.user)
         except BBSError as exc:
             status, error = (exc.status if exc.status < 500 else 409), exc.message
     view = selectors.cell_panel(cell_id)

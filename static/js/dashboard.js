@@ -93,6 +93,8 @@
     }
     if (incoming.children.length) {
       list.innerHTML = incoming.innerHTML;
+      // The holder only carries rows here: emptied, the page is the size of a fresh load.
+      incoming.innerHTML = "";
       shownNewest = newest;
       list.dataset.newest = String(newest);
       feedFilter();

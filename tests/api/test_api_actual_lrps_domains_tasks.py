@@ -6,7 +6,7 @@ import pytest
 
 from auction.models import ActualLRP, AuditEntry, Domain, Task
 from auction.selectors.clock import sim_now
-from auction.services.auctioneer import auctioneer_run
+from auction.services.sim import auctioneer_run
 from auction.services.clock import clock_step
 from auction.services.sim import sim_advance
 

@@ -19,7 +19,8 @@ def test_frames_carry_id_type_and_json_data(api, cluster) -> None:
     api("POST", "desired_lrps", {"process_guid": "web", "domain": "cf-apps",
                                  "rootfs": "preloaded:cflinuxfs4", "instances": 1})
     found, last = events_after(start, STREAMS["lrp_instances"])
-    assert [e.type for e in found] == ["desired_lrp_created"]
+    # bbs.md 1.4, 8: the desire, then its new UNCLAIMED row (instance and group streams).
+    assert [e.type for e in found] == ["desired_lrp_created", "actual_lrp_instance_created"]
     frame = sse_frame(found[0])
     lines = frame.split("\n")
     assert lines[0] == f"id: {found[0].id}" and lines[1] == "event: desired_lrp_created"

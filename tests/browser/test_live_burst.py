@@ -44,7 +44,7 @@ class BurstTests(LiveBrowserCase):
 
     def test_t12_burst_of_10000_placements(self) -> None:
         """T12 (L3): 1,000 cells, 10,000 placements: frames <= duration/0.25 + 2; blocks = DB."""
-        from auction.services.auctioneer import auctioneer_run
+        from auction.services.sim import auctioneer_run
         from auction.services.work import set_trigger_suppressed
 
         set_trigger_suppressed(True)
@@ -66,7 +66,7 @@ class BurstTests(LiveBrowserCase):
 
     def test_t13_reconnect_banner_snapshot_and_bounded_dom(self) -> None:
         """T13 (L5, L6): offline then online: banner, a fresh snapshot, node count flat."""
-        from auction.services.auctioneer import auctioneer_run
+        from auction.services.sim import auctioneer_run
         from auction.services.work import set_trigger_suppressed
 
         set_trigger_suppressed(True)

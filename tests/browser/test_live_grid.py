@@ -14,7 +14,7 @@ DIM = re.compile(r"\bdim\b")
 
 
 def _seed(run_auction: bool = True) -> None:
-    from auction.services.auctioneer import auctioneer_run
+    from auction.services.sim import auctioneer_run
     from auction.services.clock import clock_reset
     from auction.services.scenarios import scenario_load
 
@@ -60,7 +60,7 @@ class LiveGridTests(LiveBrowserCase):
         page = self.open("/grid/")
         expect(page.locator("#tray .chip")).to_have_count(7)
         page.evaluate("window.__marker = 'kept'")
-        from auction.services.auctioneer import auctioneer_run
+        from auction.services.sim import auctioneer_run
 
         started = time.monotonic()
         self.run_as_worker(auctioneer_run)

@@ -16,7 +16,7 @@ def _world_and_presenter() -> str:
     from django.test import Client
 
     from auction.live.publish import state_redis
-    from auction.services.auctioneer import auctioneer_run
+    from auction.services.sim import auctioneer_run
     from auction.services.clock import clock_reset
     from auction.services.scenarios import scenario_load
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from auction.services.auctioneer import auctioneer_run
+from auction.services.sim import auctioneer_run
 from auction.services.clock import clock_reset, clock_step
 from auction.services.scenarios import scenario_load
 from auction.services.sim import sim_advance

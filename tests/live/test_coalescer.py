@@ -46,7 +46,7 @@ def counted(monkeypatch):
 
 
 def _seed():
-    from auction.services.auctioneer import auctioneer_run
+    from auction.services.sim import auctioneer_run
     from auction.services.scenarios import scenario_load
 
     scenario_load("seed-example")

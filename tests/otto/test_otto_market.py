@@ -169,7 +169,7 @@ async def test_five_failed_starts_fail_the_task() -> None:
 async def test_diego_commit_and_otto_start_race_for_last_gb() -> None:
     """otto.md 9/10: a Diego task commit and an Otto start race for a cell's last 1 GB: exactly one
     reservation succeeds; Otto's loser declines and the task is re-auctioned."""
-    from auction.services.auctioneer import auction_once
+    from auction.services.sim import auction_once
 
     await database_sync_to_async(build_cells)([{"cell_id": "1", "memory_mb": 1024, "cores": 4}])
     async with running(elastic=False):

@@ -8,7 +8,8 @@ from auction.engine import AuctionConfig
 from auction.models import ActualLRP, AuctionRun, Cell, Zone
 from auction.selectors.auctions import explanation_summary, runners_up, walk_groups
 from auction.selectors.clock import sim_now
-from auction.services.auctioneer import KEEP_FULL_RECORDS, auctioneer_run
+from auction.services.sim import auctioneer_run
+from auction.services.store import KEEP_FULL_RECORDS
 from auction.services.cells import cell_drain, cell_fail
 from auction.services.clock import clock_reset, clock_step
 from auction.services.lrps import desired_lrp_desire, desired_lrp_update

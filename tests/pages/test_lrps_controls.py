@@ -10,7 +10,7 @@ from django.test import Client
 from auction.models import ActualLRP, AuditEntry, BBSEvent, Cell, DesiredLRP, Domain, SimClock
 from auction.selectors.clock import clock_view
 from auction.selectors.timeline import next_scheduled_event
-from auction.services.auctioneer import auctioneer_run
+from auction.services.sim import auctioneer_run
 from auction.services.clock import clock_reset
 from auction.services.scenarios import scenario_load
 
@@ -36,17 +36,17 @@ def post(client, url: str, **data):  # type: ignore[no-untyped-def]
 
 def test_anonymous_and_plain_users_are_refused(client, django_user_model, seeded) -> None:  # type: ignore[no-untyped-def]
     """L8: controls need `control`; staff and superusers have it; GET is not allowed."""
-    response = post(client, "/controls/cell/", action="fail", cell="cell-1")
+    response = post(client, "/controls/chaos/", action="cell_fail", cell="cell-1")
     assert response.status_code == 403 and "sign in" in response.content.decode()
     plain = django_user_model.objects.create_user("viewer", password="x")
     client.force_login(plain)
-    response = post(client, "/controls/cell/", action="fail", cell="cell-1")
+    response = post(client, "/controls/chaos/", action="cell_fail", cell="cell-1")
     assert response.status_code == 403 and "the control permission" in response.content.decode()
     assert Cell.objects.get(cell_id="cell-1").state == "healthy"
     plain.user_permissions.add(Permission.objects.get(codename="control", content_type__model="apitoken"))
     client.force_login(django_user_model.objects.get(pk=plain.pk))
-    assert post(client, "/controls/cell/", action="fail", cell="cell-1").status_code == 200
-    assert client.get("/controls/cell/").status_code == 405
+    assert post(client, "/controls/chaos/", action="cell_fail", cell="cell-1").status_code == 200
+    assert client.get("/controls/chaos/").status_code == 405
 
 
 def test_csrf_is_required(admin_user, seeded) -> None:  # type: ignore[no-untyped-def]
@@ -100,25 +100,26 @@ def test_step_to_the_convergence_pass(operator, seeded) -> None:  # type: ignore
 
 def test_chaos_cell_zone_and_crash(operator, seeded) -> None:  # type: ignore[no-untyped-def]
     """C2: fail/restore/drain a cell, fail/restore an AZ, crash an instance; audited by the services."""
-    assert post(operator, "/controls/cell/", action="fail", cell="cell-1").status_code == 200
+    assert post(operator, "/controls/chaos/", action="cell_fail", cell="cell-1").status_code == 200
     assert Cell.objects.get(cell_id="cell-1").state == "failed"
-    post(operator, "/controls/cell/", action="restore", cell="cell-1")
-    post(operator, "/controls/cell/", action="drain", cell="cell-2")
+    post(operator, "/controls/chaos/", action="cell_restore", cell="cell-1")
+    post(operator, "/controls/chaos/", action="cell_drain", cell="cell-2")
     assert Cell.objects.get(cell_id="cell-2").state == "draining"
-    response = post(operator, "/controls/cell/", action="drain", cell="cell-2")
+    response = post(operator, "/controls/chaos/", action="cell_drain", cell="cell-2")
     assert response.status_code == 400 and "only a healthy cell can drain" in response.content.decode()
-    assert post(operator, "/controls/cell/", action="fail", cell="nope").status_code == 404
-    assert post(operator, "/controls/cell/", action="melt", cell="cell-1").status_code == 400
-    response = post(operator, "/controls/zone/", action="fail", zone="z2")
+    assert post(operator, "/controls/chaos/", action="cell_fail", cell="nope").status_code == 404
+    assert post(operator, "/controls/chaos/", action="cell_melt", cell="cell-1").status_code == 400
+    assert post(operator, "/controls/chaos/", action="desire_lrps", apps="[]").status_code == 400
+    response = post(operator, "/controls/chaos/", action="zone_fail", zone="z2")
     assert "zone z2 failed (2 cells)" in response.content.decode()
     assert set(Cell.objects.filter(zone__name="z2").values_list("state", flat=True)) == {"failed"}
-    post(operator, "/controls/zone/", action="restore", zone="z2")
+    post(operator, "/controls/chaos/", action="zone_restore", zone="z2")
     auctioneer_run("test")
     placed = ActualLRP.objects.filter(state="CLAIMED").first()
-    response = post(operator, "/controls/crash/", instance=f"{placed.desired_id}.{placed.index}")
+    response = post(operator, "/controls/chaos/", action="crash", instance=f"{placed.desired_id}.{placed.index}")
     assert response.status_code == 200 and "crashed" in response.content.decode()
-    assert post(operator, "/controls/crash/", instance="lrp-a").status_code == 400
-    assert post(operator, "/controls/crash/", instance="ghost.0").status_code == 404
+    assert post(operator, "/controls/chaos/", action="crash", instance="lrp-a").status_code == 400
+    assert post(operator, "/controls/chaos/", action="crash", instance="ghost.0").status_code == 404
     sources = set(AuditEntry.objects.filter(user__isnull=False).values_list("source", flat=True))
     assert sources == {"dashboard"}
     assert AuditEntry.objects.filter(action="actual_lrp_crash", user__username="admin").count() == 1
@@ -128,17 +129,17 @@ def test_chaos_cell_zone_and_crash(operator, seeded) -> None:  # type: ignore[no
 
 def test_scale_audits_and_rejects_negative(operator, seeded) -> None:  # type: ignore[no-untyped-def]
     """C2 / T11: instances 3 → 5 makes two new instances and an audit entry; -1 is rejected."""
-    response = post(operator, "/controls/scale/", process_guid="lrp-a", instances="5")
+    response = post(operator, "/controls/chaos/", action="scale", process_guid="lrp-a", instances="5")
     assert response.status_code == 200
     assert ActualLRP.objects.filter(desired_id="lrp-a").count() == 5
     entry = AuditEntry.objects.get(action="desired_lrp_update")
     assert (entry.target, entry.diff["instances"], entry.user.username, entry.source) == (
         "lrp-a", [3, 5], "admin", "dashboard")
     for bad in ("-1", "many", ""):
-        response = post(operator, "/controls/scale/", process_guid="lrp-a", instances=bad)
+        response = post(operator, "/controls/chaos/", action="scale", process_guid="lrp-a", instances=bad)
         assert response.status_code == 400 and "Invalid field: instances" in response.content.decode()
     assert DesiredLRP.objects.get(process_guid="lrp-a").instances == 5
-    assert post(operator, "/controls/scale/", process_guid="ghost", instances="1").status_code == 404
+    assert post(operator, "/controls/chaos/", action="scale", process_guid="ghost", instances="1").status_code == 404
 
 
 def test_scenario_picker_loads_and_rejects_unknown(operator) -> None:  # type: ignore[no-untyped-def]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from auction.models import AuctionRun
-from auction.services.auctioneer import auctioneer_run
+from auction.services.sim import auctioneer_run
 from auction.services.clock import clock_reset
 from auction.services.lrps import desired_lrp_desire
 from auction.services.scenarios import scenario_load
@@ -171,7 +171,7 @@ def test_cell_actions_need_an_operator_and_are_audited(client, seeded: AuctionRu
 
     token = json.loads(actions.attrs["hx-headers"])["X-CSRFToken"]
     drained = operator.post("/panel/cell/cell-1/drain/", HTTP_X_CSRFTOKEN=token, HTTP_HX_REQUEST="true")
-    assert drained.status_code == 200 and "cell-1 draining." in parse(drained.content).text
+    assert drained.status_code == 200 and "cell-1 draining (evacuation)" in parse(drained.content).text
     assert Cell.objects.get(cell_id="cell-1").state == "draining"
     entry = AuditEntry.objects.filter(action="cell_drain").get()
     assert (entry.source, entry.user.username, entry.target) == ("dashboard", "op", "cell-1")

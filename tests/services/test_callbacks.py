@@ -11,7 +11,7 @@ import pytest
 
 from auction.models import BBSEvent, Task
 from auction.selectors.clock import sim_now
-from auction.services.auctioneer import auctioneer_run
+from auction.services.sim import auctioneer_run
 from auction.services.callbacks import task_callback_run
 from auction.services.clock import clock_reset, clock_step
 from auction.services.scenarios import scenario_load
@@ -114,7 +114,7 @@ def test_503_three_times_leaves_it_resolving_until_convergence_hands_it_back(
     assert resolving.state == "RESOLVING"
     handed: list[list[str]] = []
     # Record what convergence hands to the worker instead of queueing it on a broker.
-    monkeypatch.setattr("auction.services.convergence.task_callbacks_request",
+    monkeypatch.setattr("auction.services.store.task_callbacks_request",
                         lambda guids: handed.append(list(guids)))
     run_until(70)
     assert ["cb"] in handed

@@ -6,7 +6,7 @@ import pytest
 
 from auction.models import ActualLRP, Cell, ConvergenceRun, Domain, PendingWork, Task
 from auction.selectors.clock import sim_now
-from auction.services.auctioneer import auctioneer_run
+from auction.services.sim import auctioneer_run
 from auction.services.cells import actual_lrp_crash, cell_drain, cell_fail, cell_restore
 from auction.services.clock import clock_reset, clock_step
 from auction.services.domains import domain_upsert

@@ -9,11 +9,11 @@ import pytest
 from django.core.management import call_command
 
 from auction.bbs import types as core
-from auction.models import ActualLRP, AuditEntry, Cell, ConvergenceRun, SimClock
+from auction.models import ActualLRP, AuditEntry, BBSEvent, Cell, ConvergenceRun, SimClock
 from auction.selectors.clock import sim_now
-from auction.services.auctioneer import auctioneer_run
+from auction.services.sim import auctioneer_run
 from auction.services.clock import clock_reset, clock_step
-from auction.services.scenarios import scenario_load, scenario_reset, scenario_timeline_run
+from auction.services.scenarios import scenario_load, scenario_reset
 from auction.services.sim import sim_advance
 from auction.sim.scenario import world_from_scenario
 
@@ -30,9 +30,7 @@ def run_until(t: float) -> None:
     """What beat's sim_tick does, once per sim second on a paused clock."""
     while (now := sim_now()) < t - 1e-9:
         clock_step(min(1.0, t - now))
-        scenario_timeline_run()
         sim_advance()
-        auctioneer_run()
 
 
 def db_placements() -> dict[str, str]:
@@ -72,7 +70,7 @@ def test_az_loss_timeline_in_the_database() -> None:
     assert Counter(c.split("-")[0] for c in db_placements().values())["z3"] == 0
     assert ConvergenceRun.objects.order_by("-at").first().metrics["LRPsMissing"] == 0
     fired = list(AuditEntry.objects.filter(action="scenario_step").values_list("target", flat=True))
-    assert sorted(fired) == ["az-loss#0", "az-loss#1"], "each step fires once"
+    assert sorted(fired) == ["0:zone_fail@60", "1:zone_restore@300"], "each step fires once"
 
 
 def test_reset_to_checkpoint_in_the_database() -> None:
@@ -123,9 +121,12 @@ def test_a_refused_timeline_step_is_recorded_once() -> None:
 
     load("imbalanced-deploy")
     desired_lrp_desire({"process_guid": "new-01", "domain": "cf-apps", "instances": 1})  # an operator was first
-    assert scenario_timeline_run(50) == ["cell_restore@40", "desire_lrps@45 (refused: the requested resource already exists)"]
-    assert scenario_timeline_run(51) == []
-    step = AuditEntry.objects.get(action="scenario_step", target="imbalanced-deploy#1")
-    assert step.diff["outcome"] == [None, "refused: the requested resource already exists"]
+    sim_advance(50)
+    sim_advance(51)
+    steps = list(AuditEntry.objects.filter(action="scenario_step").order_by("pk")
+                 .values_list("target", flat=True))
+    assert steps == ["0:cell_restore@40", "1:desire_lrps@45"], "each step once"
+    note = BBSEvent.objects.get(type="scenario_step", key="1:desire_lrps@45")
+    assert note.data["outcome"] == "refused: desired LRP 'new-01' already exists"
     assert not ActualLRP.objects.filter(desired_id="new-02").exists(), "all or nothing"
     assert Cell.objects.get(cell_id="cell-20").state == "healthy"

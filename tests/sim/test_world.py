@@ -6,7 +6,7 @@ import pytest
 
 from auction.bbs import types as core
 from auction.sim.scenario import world_from_scenario
-from auction.sim.world import SimApp, SimCell, SimTask, World, WorldError
+from auction.sim.memory import SimApp, SimCell, SimTask, World, WorldError
 
 
 def small_world(**app: object) -> World:
@@ -116,7 +116,7 @@ def test_refused_requests_name_the_field() -> None:
         world.add_cell(SimCell("z9-c0", "z9", 0, memory_mb=0))
     with pytest.raises(WorldError, match="unknown action"):
         world.schedule_action(1, "explode")
-    with pytest.raises(WorldError, match="only a CLAIMED or RUNNING"):
+    with pytest.raises(WorldError, match="no instance web.7"):
         world.crash_instance("web", 7)
     task = SimTask(core.Task("t1", core.PENDING, domain="cf-apps"))
     world.desire_task(task)

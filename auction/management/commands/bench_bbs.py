@@ -20,9 +20,8 @@ from django.db import connection, transaction
 
 from auction.live.publish import suppressed
 from auction.models import ActualLRP, Cell, DesiredLRP, Domain, PendingWork, Task, Zone
-from auction.services.auctioneer import auction_once
 from auction.services.clock import clock_reset
-from auction.services.convergence import convergence_run
+from auction.services.sim import auction_once, convergence_run
 from auction.services.work import set_trigger_suppressed
 
 

@@ -169,8 +169,8 @@ def _cluster(cells: int, zones: int, memory: int) -> list[str]:
 
 
 def latency(browser, url: str, samples: int) -> dict[str, Any]:  # type: ignore[no-untyped-def]
-    from auction.services.auctioneer import auctioneer_run
     from auction.services.lrps import desired_lrp_desire
+    from auction.services.sim import auctioneer_run
 
     _cluster(100, 4, 32_768)
     page = _open(browser, url + "/grid/")
@@ -247,8 +247,8 @@ def first_view(browser, url: str, instances: int) -> dict[str, Any]:  # type: ig
 
 def burst(browser, url: str, placements: int) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     from auction.models import ActualLRP
-    from auction.services.auctioneer import auctioneer_run
     from auction.services.lrps import desired_lrp_desire
+    from auction.services.sim import auctioneer_run
 
     results: dict[str, Any] = {}
     for mode in ("zones", "dense"):

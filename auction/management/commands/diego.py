@@ -26,10 +26,15 @@ from auction.selectors.auction_settings import auction_settings
 from auction.selectors.clock import clock_view
 from auction.services import cells, clock, domains, lrps
 from auction.services.auction_settings import auction_settings_update
-from auction.services.auctioneer import auctioneer_run
 from auction.services.errors import BBSError
-from auction.services.sim import sim_advance
+from auction.services.sim import auctioneer_run, sim_advance
+from auction.sim.chaos import ACTIONS
 from auction.sim.clock import ClockError
+
+# The CLI's verbs for the registry's actions (cfdot-like: verb-object).
+CHAOS_VERBS = {"cell_fail": "fail-cell", "cell_restore": "restore-cell", "cell_drain": "drain-cell",
+               "zone_fail": "fail-zone", "zone_restore": "restore-zone"}
+CHAOS_BY_VERB = {CHAOS_VERBS.get(name, name.replace("_", "-")): name for name in ACTIONS}
 
 
 class Command(BaseCommand):
@@ -49,16 +54,14 @@ class Command(BaseCommand):
         desire.add_argument("--domain", default="cf-apps")
         desire.add_argument("--start-delay", type=float, default=3.0)
         desire.add_argument("--rootfs", default="preloaded:cflinuxfs4")
-        scale = verbs.add_parser("scale")
-        scale.add_argument("guid")
-        scale.add_argument("instances", type=int)
-        crash = verbs.add_parser("crash")
-        crash.add_argument("guid")
-        crash.add_argument("index", type=int)
-        for name in ("fail-cell", "restore-cell", "drain-cell"):
-            verbs.add_parser(name).add_argument("cell")
-        for name in ("fail-zone", "restore-zone"):
-            verbs.add_parser(name).add_argument("zone")
+        # Chaos: one verb per action of the registry (auction.sim.chaos).
+        for action in ACTIONS.values():
+            if not action.dashboard:
+                continue
+            verb = verbs.add_parser(CHAOS_VERBS.get(action.name, action.name.replace("_", "-")),
+                                    help=action.label.lstrip("✗✓⇢ "))
+            for param in action.params:
+                verb.add_argument(param.name, type=int if param.kind in ("count", "index") else str)
         domain = verbs.add_parser("domain")
         domain.add_argument("name")
         domain.add_argument("ttl", type=float)
@@ -87,7 +90,12 @@ class Command(BaseCommand):
 
     def _dispatch(self, verb: str, o: dict[str, Any]) -> None:
         source = "cli"
-        if verb == "status":
+        if verb in CHAOS_BY_VERB:
+            action = ACTIONS[CHAOS_BY_VERB[verb]]
+            done = cells.chaos_run(action.name, {p.name: o[p.name] for p in action.params},
+                                   source=source)
+            self.stdout.write(done)
+        elif verb == "status":
             self._status(as_json=o["json"], details=o["details"])
         elif verb == "desire":
             lrps.desired_lrp_desire({
@@ -95,20 +103,6 @@ class Command(BaseCommand):
                 "memory_mb": o["memory"], "disk_mb": o["disk"], "start_delay_s": o["start_delay"],
                 "rootfs": o["rootfs"]},
                 source=source)
-        elif verb == "scale":
-            lrps.desired_lrp_update(o["guid"], {"instances": o["instances"]}, source=source)
-        elif verb == "crash":
-            cells.actual_lrp_crash(o["guid"], o["index"], source=source)
-        elif verb == "fail-cell":
-            cells.cell_fail(o["cell"], source=source)
-        elif verb == "restore-cell":
-            cells.cell_restore(o["cell"], source=source)
-        elif verb == "drain-cell":
-            cells.cell_drain(o["cell"], source=source)
-        elif verb == "fail-zone":
-            cells.zone_fail(o["zone"], source=source)
-        elif verb == "restore-zone":
-            cells.zone_restore(o["zone"], source=source)
         elif verb == "domain":
             domains.domain_upsert(o["name"], o["ttl"], source=source)
         elif verb == "clock":

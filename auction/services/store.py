@@ -1,0 +1,580 @@
+"""The database store: the live cluster as the rules of ``auction.sim`` read and change it.
+
+It implements the reads of ``auction.sim.driver.Store`` over the models (values, not
+model objects, where rows are many) and ``apply``, which writes a ``ChangeSet`` in bulk,
+records events, counters and replay records, and publishes to the live layer after
+commit. It decides nothing: every decision is the rules', exactly as in the memory
+store. ``phase()`` is one transaction around a read and its apply.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F, Min
+
+from auction.bbs import types as core
+from auction.bbs.changes import RowUpdate
+from auction.engine import AuctionConfig, CellState
+from auction.live.groups import group
+from auction.live.publish import publish_after_commit
+from auction.models import (
+    ActualLRP,
+    AuctionRun,
+    AuditEntry,
+    BBSEvent,
+    Cell,
+    ConvergenceRun,
+    Counter,
+    DesiredLRP,
+    Domain,
+    PendingWork,
+    SimClock,
+    Task,
+    Zone,
+)
+from auction.selectors.auction_settings import auction_settings_config
+from auction.selectors.bbs import (
+    ACTUAL_COLUMNS,
+    TASK_COLUMNS,
+    actual_from_values,
+    bbs_snapshot,
+    task_from_values,
+)
+from auction.selectors.cells import cell_loads, sim_cell
+from auction.selectors.clock import clock_row
+from auction.services.callbacks import task_callbacks_request
+from auction.services.counters import counters_add
+from auction.services.events import event_record, events_record
+from auction.services.rows import apply_row_ops, apply_task_ops
+from auction.sim.cfdot import ClusterView
+from auction.sim.changes import ChangeSet
+from auction.sim.model import Load, QueuedWork, SimApp, SimCell, SimTask
+from auction.sim.reps import next_evacuation_sync
+from auction.sim.round import RoundInput, RoundRecord
+from auction.sim.scenario import scenario_steps
+
+# Full decision records for replay only when the auction is small enough to keep them:
+# one verdict per (item, cell), at most as many as a 200-item auction over 200 cells.
+EXPLAIN_MAX_VERDICTS = 200 * 200
+# The newest auctions keep every verdict; older ones a summary per item (dashboard.md 2).
+KEEP_FULL_RECORDS = 20
+CHUNK = 500
+
+
+# -- models as the rules see them -------------------------------------------------------
+
+def sim_app(desired: DesiredLRP) -> SimApp:
+    return SimApp(
+        process_guid=desired.process_guid, domain=desired.domain, instances=desired.instances,
+        memory_mb=desired.memory_mb, disk_mb=desired.disk_mb, rootfs=desired.rootfs,
+        placement_tags=tuple(desired.placement_tags), volume_drivers=tuple(desired.volume_drivers),
+        ports=tuple(int(p) for p in desired.ports or ()), start_delay_s=desired.start_delay_s,
+        crash_probability=desired.crash_probability, crash_after_s=desired.crash_after_s,
+        epoch=desired.modification_tag_epoch, tag=desired.modification_tag_index)
+
+
+def core_task(task: Task) -> core.Task:
+    return task_from_values(tuple(getattr(task, "pk" if c == "id" else c) for c in TASK_COLUMNS))
+
+
+def sim_task(task: Task) -> SimTask:
+    return SimTask(core_task(task), memory_mb=task.memory_mb, disk_mb=task.disk_mb,
+                   rootfs=task.rootfs, placement_tags=tuple(task.placement_tags),
+                   volume_drivers=tuple(task.volume_drivers), duration_s=task.duration_s,
+                   placement_mode=task.placement_mode)
+
+
+def queued(row: PendingWork) -> QueuedWork:
+    return QueuedWork(row.pk, row.kind, row.process_guid, row.index or 0, row.task_guid,
+                      row.queued_at, row.reason, row.carried, row.batch_position, row.attempts,
+                      row.last_error)
+
+
+_APP_FIELDS = ("domain", "instances", "memory_mb", "disk_mb", "rootfs", "placement_tags",
+               "volume_drivers", "start_delay_s", "crash_probability", "crash_after_s")
+
+
+class DbStore:
+    """The live cluster (see the module docstring)."""
+
+    def __init__(self, *, trigger_auctions: bool = True, trim_events: bool = True) -> None:
+        self._pk: dict[core.RowKey, int] = {}
+        self._task_pk: dict[str, int] = {}
+        self._clock = clock_row()
+        self.seed = self._clock.seed
+        self.trigger_auctions = trigger_auctions
+        self.trim_events = trim_events
+
+    # -- Store: basics ----------------------------------------------------------------------
+    @property
+    def now(self) -> float:
+        return self._clock.advanced_to
+
+    def phase(self) -> Any:
+        return transaction.atomic()
+
+    def advanced(self, to: float) -> None:
+        if to > self._clock.advanced_to:
+            self._clock.advanced_to = to
+            SimClock.objects.filter(pk=self._clock.pk).update(advanced_to=to)
+
+    def auction_config(self) -> AuctionConfig:
+        return auction_settings_config()
+
+    def _silent(self) -> list[str]:
+        return list(Cell.objects.filter(state=Cell.State.FAILED).values_list("cell_id", flat=True))
+
+    def _rows(self, query: Any) -> list[core.ActualLRP]:
+        rows = []
+        for values in query.values_list(*ACTUAL_COLUMNS):
+            row = actual_from_values(values)
+            self._pk[row.key] = values[0]
+            rows.append(row)
+        return rows
+
+    def _tasks(self, query: Any) -> list[SimTask]:
+        out = []
+        for task in query:
+            self._task_pk[task.task_guid] = task.pk
+            out.append(sim_task(task))
+        return out
+
+    # -- Store: timing ----------------------------------------------------------------------
+    def next_due(self) -> float | None:
+        silent = self._silent()
+        candidates: list[float | None] = [
+            ActualLRP.objects.filter(state=ActualLRP.State.CLAIMED, presence=ActualLRP.Presence.ORDINARY,
+                                     ready_at__isnull=False).exclude(cell_id__in=silent)
+            .aggregate(m=Min("ready_at"))["m"],
+            ActualLRP.objects.filter(state__in=[ActualLRP.State.CLAIMED, ActualLRP.State.RUNNING],
+                                     crash_at__isnull=False).exclude(cell_id__in=silent)
+            .aggregate(m=Min("crash_at"))["m"],
+            Task.objects.filter(state=Task.State.RUNNING, finishes_at__isnull=False)
+            .exclude(cell_id__in=silent).aggregate(m=Min("finishes_at"))["m"],
+            Cell.objects.filter(presence_lost_at__gt=self.now).aggregate(m=Min("presence_lost_at"))["m"],
+            PendingWork.objects.filter(carried=False).aggregate(m=Min("queued_at"))["m"],
+            self._clock.next_convergence_at,
+        ]
+        candidates += [next_evacuation_sync(sim_cell(c)) for c in
+                       Cell.objects.select_related("zone").filter(state=Cell.State.DRAINING)]
+        steps = self._timeline()
+        candidates.append(steps[0][1] if steps else None)
+        present = [c for c in candidates if c is not None]
+        return min(present) if present else None
+
+    def _timeline(self) -> list[tuple[str, float, str, dict[str, Any]]]:
+        """The loaded scenario's timed steps not yet done: (marker, at, action, args)."""
+        load = AuditEntry.objects.filter(action="scenario_checkpoint").order_by("-id").first()
+        if load is None:
+            return []
+        steps = _steps(load)
+        if not steps:
+            return []
+        done = set(AuditEntry.objects.filter(action="scenario_step", pk__gt=load.pk)
+                   .values_list("target", flat=True))
+        return [s for s in steps if s[0] not in done]
+
+    def due_actions(self, at: float) -> list[tuple[str, str, dict[str, object]]]:
+        return [(marker, action, dict(args)) for marker, when, action, args in self._timeline()
+                if when <= at]
+
+    def due_starts(self, at: float) -> tuple[list[core.ActualLRP],
+                                             dict[core.LRPKey, list[core.ActualLRP]],
+                                             dict[str, SimApp]]:
+        rows = self._rows(ActualLRP.objects.select_for_update().filter(
+            state=ActualLRP.State.CLAIMED, presence=ActualLRP.Presence.ORDINARY, ready_at__lte=at,
+        ).exclude(cell_id__in=self._silent()))
+        if not rows:
+            return [], {}, {}
+        keys = {r.lrp_key for r in rows}
+        copies: dict[core.LRPKey, list[core.ActualLRP]] = defaultdict(list)
+        guids = sorted({g for g, _ in keys})
+        for chunk in _chunks(guids):
+            for row in self._rows(ActualLRP.objects.filter(desired_id__in=chunk).exclude(
+                    presence=ActualLRP.Presence.ORDINARY)):
+                if row.lrp_key in keys:
+                    copies[row.lrp_key].append(row)
+        return rows, copies, self._apps(guids)
+
+    def _apps(self, guids: Iterable[str]) -> dict[str, SimApp]:
+        out = {}
+        for chunk in _chunks(sorted(set(guids))):
+            out.update({d.process_guid: sim_app(d) for d in DesiredLRP.objects.filter(process_guid__in=chunk)})
+        return out
+
+    def due_crashes(self, at: float) -> list[core.ActualLRP]:
+        return self._rows(ActualLRP.objects.select_for_update().filter(
+            state__in=[ActualLRP.State.CLAIMED, ActualLRP.State.RUNNING], crash_at__lte=at,
+        ).exclude(cell_id__in=self._silent()))
+
+    def due_completions(self, at: float) -> list[SimTask]:
+        return self._tasks(Task.objects.select_for_update().filter(
+            state=Task.State.RUNNING, finishes_at__lte=at).exclude(cell_id__in=self._silent()))
+
+    def due_evacuations(self, at: float) -> list[SimCell]:
+        cells = [sim_cell(c) for c in Cell.objects.select_related("zone").filter(state=Cell.State.DRAINING)]
+        return sorted((c for c in cells if (due := next_evacuation_sync(c)) is not None and due <= at),
+                      key=lambda c: c.cell_id)
+
+    def evacuation_view(self, cell_id: str) -> tuple[list[core.ActualLRP], dict[core.LRPKey, str],
+                                                     set[str], bool]:
+        rows = self.rows_on(cell_id)
+        guids = sorted({r.process_guid for r in rows})
+        ordinary: dict[core.LRPKey, str] = {}
+        desired: set[str] = set()
+        for chunk in _chunks(guids):
+            ordinary.update({(g, i): s for g, i, s in ActualLRP.objects.filter(
+                desired_id__in=chunk, presence=ActualLRP.Presence.ORDINARY)
+                .values_list("desired_id", "index", "state")})
+            desired |= set(DesiredLRP.objects.filter(process_guid__in=chunk)
+                           .values_list("process_guid", flat=True))
+        tasks_left = Task.objects.filter(cell_id=cell_id, state=Task.State.RUNNING).exists()
+        return rows, ordinary, desired, tasks_left
+
+    def due_lapses(self, at: float) -> list[SimCell]:
+        return sorted((sim_cell(c) for c in Cell.objects.select_related("zone").filter(
+            presence_lost_at__gt=self.now, presence_lost_at__lte=at)), key=lambda c: c.cell_id)
+
+    def convergence_due(self, at: float) -> bool:
+        return self._clock.next_convergence_at <= at
+
+    def convergence_input(self, at: float) -> tuple[core.Snapshot, set[str], set[str], float]:
+        loaded = bbs_snapshot(at)
+        self._pk.update(loaded.actual_pk)
+        self._task_pk.update(loaded.task_pk)
+        otto = set(Task.objects.filter(state=Task.State.PENDING, placement_mode=Task.PlacementMode.OTTO)
+                   .values_list("task_guid", flat=True))
+        return loaded.snapshot, set(self._silent()), otto, self._clock.convergence_interval_s
+
+    # -- Store: the auction -----------------------------------------------------------------
+    def has_new_work(self) -> bool:
+        return PendingWork.objects.filter(carried=False).exists()
+
+    def round_input(self, at: float) -> RoundInput:
+        queue = [queued(p) for p in PendingWork.objects.select_for_update().order_by("id")]
+        cells = self.cells()
+        loads = self.loads([c.cell_id for c in cells], {c.cell_id: c.proxy_memory_mb for c in cells})
+        keys = {(q.process_guid, q.index) for q in queue if q.kind == "lrp"}
+        guids = sorted({g for g, _ in keys})
+        unclaimed: dict[core.LRPKey, core.ActualLRP] = {}
+        for chunk in _chunks(guids):
+            for row in self._rows(ActualLRP.objects.select_for_update().filter(
+                    desired_id__in=chunk, presence=ActualLRP.Presence.ORDINARY,
+                    state=ActualLRP.State.UNCLAIMED)):
+                if row.lrp_key in keys:
+                    unclaimed[row.lrp_key] = row
+        task_guids = sorted({q.task_guid for q in queue if q.kind == "task"})
+        tasks: dict[str, SimTask] = {}
+        for chunk in _chunks(task_guids):
+            tasks.update({t.task_guid: t for t in self._tasks(
+                Task.objects.select_for_update().filter(task_guid__in=chunk))})
+        answering = sum(1 for c in cells if c.answers(at))
+        config = self.auction_config()
+        return RoundInput(at=at, queue=queue, cells=cells, loads=loads, apps=self._apps(guids),
+                          unclaimed=unclaimed, tasks=tasks, config=config,
+                          explain=len(queue) * max(answering, 1) <= EXPLAIN_MAX_VERDICTS)
+
+    def cells(self) -> list[SimCell]:
+        return [sim_cell(c) for c in Cell.objects.select_related("zone").select_for_update(of=("self",))]
+
+    @staticmethod
+    def loads(cell_ids: list[str], proxy: Mapping[str, int]) -> dict[str, Load]:
+        return cell_loads(cell_ids, proxy)
+
+    # -- ChaosReader ------------------------------------------------------------------------
+    def cell(self, cell_id: str) -> SimCell | None:
+        cell = Cell.objects.select_related("zone").select_for_update(of=("self",)).filter(cell_id=cell_id).first()
+        return None if cell is None else sim_cell(cell)
+
+    def zone_cells(self, zone: str) -> list[SimCell]:
+        return [sim_cell(c) for c in Cell.objects.select_related("zone").select_for_update(of=("self",))
+                .filter(zone__name=zone)]
+
+    def app(self, process_guid: str) -> SimApp | None:
+        desired = DesiredLRP.objects.select_for_update().filter(process_guid=process_guid).first()
+        return None if desired is None else sim_app(desired)
+
+    def app_rows(self, process_guid: str) -> list[core.ActualLRP]:
+        return self._rows(ActualLRP.objects.select_for_update().filter(desired_id=process_guid))
+
+    def rows_on(self, cell_id: str) -> list[core.ActualLRP]:
+        return self._rows(ActualLRP.objects.select_for_update().filter(cell_id=cell_id))
+
+    def tasks_on(self, cell_id: str) -> list[SimTask]:
+        return self._tasks(Task.objects.select_for_update().filter(cell_id=cell_id).order_by("task_guid"))
+
+    def reachable(self, cell_id: str, at: float) -> bool:
+        cell = Cell.objects.filter(cell_id=cell_id).first()
+        return cell is not None and cell.state != Cell.State.FAILED and cell.has_presence(at)
+
+    def cluster_view(self) -> ClusterView:
+        """Everything ``auction.sim.cfdot`` prints, as the database holds it now."""
+        cells = [sim_cell(c) for c in Cell.objects.select_related("zone")]
+        rows = [actual_from_values(v) for v in
+                ActualLRP.objects.values_list(*ACTUAL_COLUMNS).iterator(chunk_size=20_000)]
+        return ClusterView(
+            now=self.now, cells=cells,
+            loads=self.loads([c.cell_id for c in cells], {c.cell_id: c.proxy_memory_mb for c in cells}),
+            apps=[sim_app(d) for d in DesiredLRP.objects.all()], rows=rows,
+            tasks=[sim_task(t) for t in Task.objects.all()],
+            domains=dict(Domain.objects.values_list("name", "expires_at")),
+            events=list(BBSEvent.objects.order_by("id").values_list("at", "type", "key")))
+
+    # -- Store: apply -----------------------------------------------------------------------
+    def apply(self, change: ChangeSet) -> None:
+        with transaction.atomic():
+            at = change.at
+            for app in change.apps_put:
+                _app_put(app)
+            if change.apps_removed:
+                DesiredLRP.objects.filter(process_guid__in=change.apps_removed).delete()
+            for cell in change.cells_put:
+                _cell_put(cell)
+            self._lrp_ops(change)
+            for spec in change.tasks_put:
+                self._task_pk[spec.task_guid] = _task_create(spec)
+            if change.task_ops:
+                missing = [op.before.task_guid for op in change.task_ops
+                           if op.before.task_guid not in self._task_pk]
+                self._task_pk.update(dict(Task.objects.filter(task_guid__in=missing)
+                                          .values_list("task_guid", "id")))
+                apply_task_ops(change.task_ops, self._task_pk)
+            for name, expiry in change.domains_put.items():
+                Domain.objects.update_or_create(name=name, defaults={"expires_at": expiry})
+            if change.domains_removed:
+                Domain.objects.filter(name__in=change.domains_removed).delete()
+            self._queue(change)
+            run_id = _record_auction(change.auction) if change.auction is not None else None
+            events_record(change.events, at)
+            for note in change.notes:
+                key = f"auction-{run_id}" if note.type == "auction_completed" and run_id else note.key
+                event_record(note.type, at, key=key, cell_id=note.cell_id, **note.data)
+            counters_add(change.counters)
+            for name, value in change.gauges.items():
+                Counter.objects.update_or_create(name=name, defaults={"value": int(value)})
+            if change.convergence is not None:
+                _record_pass(change)
+            if change.next_convergence_at is not None:
+                self._clock.next_convergence_at = change.next_convergence_at
+                SimClock.objects.filter(pk=self._clock.pk).update(
+                    next_convergence_at=change.next_convergence_at)
+            for marker in change.steps_done:
+                AuditEntry.objects.create(sim=at, source="scenario", action="scenario_step",
+                                          target=marker, diff={})
+            if change.callbacks:
+                task_callbacks_request(change.callbacks)
+            if change.touched or change.cells_put:
+                cells = sorted(change.touched | {c.cell_id for c in change.cells_put})
+                publish_after_commit(group("zones"), {"type": "live.cells", "cells": cells})
+
+    def _lrp_ops(self, change: ChangeSet) -> None:
+        claims: dict[tuple[str, float | None], list[int]] = defaultdict(list)
+        guids: list[ActualLRP] = []
+        others = []
+        for op in change.lrp_ops:
+            if (isinstance(op, RowUpdate) and op.before.state == core.UNCLAIMED
+                    and op.after.state == core.CLAIMED and op.key in self._pk):
+                pk = self._pk[op.key]
+                claims[(op.after.cell_id, op.after.ready_at)].append(pk)
+                guids.append(ActualLRP(pk=pk, instance_guid=op.after.instance_guid))
+            else:
+                others.append(op)
+        if others:
+            missing = [op.key for op in others if not hasattr(op, "row") and op.key not in self._pk]
+            for guid, index, presence, pk in _pks(missing):
+                self._pk[(guid, index, presence)] = pk
+            apply_row_ops(others, self._pk)
+        if claims:
+            # One UPDATE per (cell, ready instant): an auction's claims share everything but
+            # the cell and the instance guid, which follows in one bulk write.
+            at = change.at
+            for (cell_id, ready_at), pks in claims.items():
+                for chunk in _chunks(pks):
+                    ActualLRP.objects.filter(pk__in=chunk).update(
+                        state=ActualLRP.State.CLAIMED, cell_id=cell_id, placement_error="",
+                        since=at, ready_at=ready_at, crash_at=None,
+                        modification_tag_index=F("modification_tag_index") + 1)
+            ActualLRP.objects.bulk_update(guids, ["instance_guid"], batch_size=1000)
+
+    def _queue(self, change: ChangeSet) -> None:
+        if change.queue_remove:
+            for chunk in _chunks(change.queue_remove):
+                PendingWork.objects.filter(pk__in=chunk).delete()
+        if change.queue_put:
+            PendingWork.objects.bulk_update(
+                [PendingWork(pk=q.seq, carried=q.carried, batch_position=q.batch_position,
+                             attempts=q.attempts, last_error=q.last_error) for q in change.queue_put],
+                ["carried", "batch_position", "attempts", "last_error"], batch_size=2000)
+        if change.queue_add:
+            PendingWork.objects.bulk_create([
+                PendingWork(kind=q.kind, ident=q.ident, process_guid=q.process_guid,
+                            index=q.index if q.kind == "lrp" else None, task_guid=q.task_guid,
+                            queued_at=q.queued_at, reason=q.reason) for q in change.queue_add],
+                batch_size=2000)
+            if self.trigger_auctions:
+                from auction.services.work import trigger_auction_after_commit
+
+                trigger_auction_after_commit()
+
+
+def _steps(checkpoint: AuditEntry) -> list[tuple[str, float, str, dict[str, Any]]]:
+    """The timeline of the scenario a checkpoint loaded."""
+    from auction.services.scenarios import loaded_scenario
+
+    scenario = loaded_scenario(checkpoint)
+    return scenario_steps(scenario.data) if scenario is not None else []
+
+
+def _chunks(items: list[Any]) -> Iterable[list[Any]]:
+    for start in range(0, len(items), CHUNK):
+        yield items[start:start + CHUNK]
+
+
+def _pks(keys: list[core.RowKey]) -> list[tuple[str, int, str, int]]:
+    out = []
+    by_guid: dict[str, set[core.RowKey]] = defaultdict(set)
+    for key in keys:
+        by_guid[key[0]].add(key)
+    for chunk in _chunks(sorted(by_guid)):
+        for guid, index, presence, pk in ActualLRP.objects.filter(desired_id__in=chunk).values_list(
+                "desired_id", "index", "presence", "id"):
+            if (guid, index, presence) in by_guid[guid]:
+                out.append((guid, index, presence, pk))
+    return out
+
+
+def _app_put(app: SimApp) -> None:
+    fields = {name: (list(getattr(app, name)) if isinstance(getattr(app, name), tuple)
+                     else getattr(app, name)) for name in _APP_FIELDS}
+    fields.update(modification_tag_epoch=app.epoch, modification_tag_index=app.tag)
+    if not DesiredLRP.objects.filter(process_guid=app.process_guid).update(**fields):
+        DesiredLRP.objects.create(process_guid=app.process_guid, ports=list(app.ports), **fields)
+
+
+def _cell_put(cell: SimCell) -> None:
+    fields = {"state": cell.state, "presence_lost_at": cell.presence_lost_at,
+              "evacuating_since": cell.evacuating_since,
+              "evacuation_synced_at": cell.evacuation_synced_at}
+    if Cell.objects.filter(cell_id=cell.cell_id).update(**fields):
+        return
+    zone, _ = Zone.objects.get_or_create(name=cell.zone)
+    Cell.objects.create(
+        cell_id=cell.cell_id, zone=zone, index=cell.index, memory_mb=cell.memory_mb,
+        disk_mb=cell.disk_mb, containers=cell.containers,
+        preloaded_rootfses=list(cell.preloaded_rootfses), rootfs_providers=list(cell.rootfs_providers),
+        volume_drivers=list(cell.volume_drivers), placement_tags=list(cell.placement_tags),
+        optional_placement_tags=list(cell.optional_placement_tags),
+        proxy_memory_mb=cell.proxy_memory_mb, **fields)
+
+
+def _task_create(spec: SimTask) -> int:
+    task = spec.task
+    row = Task.objects.filter(task_guid=task.task_guid).first()
+    values = {"domain": task.domain, "state": task.state, "cell_id": task.cell_id,
+              "created_at": task.created_at, "updated_at": task.updated_at,
+              "memory_mb": spec.memory_mb, "disk_mb": spec.disk_mb, "rootfs": spec.rootfs,
+              "placement_tags": list(spec.placement_tags), "volume_drivers": list(spec.volume_drivers),
+              "duration_s": spec.duration_s, "placement_mode": spec.placement_mode,
+              "completion_callback_url": task.callback_url}
+    if row is not None:
+        # A service stored the task's other BBS fields first (annotation, max_pids).
+        Task.objects.filter(pk=row.pk).update(**values)
+        return row.pk
+    return Task.objects.create(task_guid=task.task_guid, **values).pk
+
+
+def _record_auction(record: RoundRecord) -> int:
+    from auction.selectors.auctions import explanation_summary
+
+    result = record.result
+    placed = dict(result.placements)
+    run = AuctionRun.objects.create(
+        started_at=record.at, wall_started=time.time() - record.wall_seconds,
+        duration_ms=record.wall_seconds * 1000,
+        fetch_ms=record.fetch_seconds * 1000, trigger="queue",
+        strategy=record.config.placement_strategy, go_compat=record.config.go_compat,
+        items=len(record.batch), placed=len(placed), failed=len(result.failures),
+        cells=[_cell_record(s) for s in record.states], order=result.order, placements=placed,
+        failures=result.failures, scores={k: v for k, v in result.scores.items() if k in placed},
+        carried_in={w.identifier: w.ref.attempts for w in record.batch if w.ref.carried},
+        commit={cell: {"accepted": [w.identifier for w in o.accepted],
+                       "rejected": [w.identifier for w in o.rejected]}
+                for cell, o in record.outcomes.items()} | {c: "unreachable" for c in record.unreachable},
+        explanations=[e.to_dict() for e in result.explanations] if result.explanations else None,
+        detail="full" if result.explanations else "none", batch=_batch_record(record.batch),
+        quality={"distribution_initial": record.stats.distribution_initial,
+                 "distribution_final": record.stats.distribution_final})
+    kept = list(AuctionRun.objects.order_by("-pk").values_list("pk", flat=True)[:KEEP_FULL_RECORDS])
+    if len(kept) < KEEP_FULL_RECORDS:
+        return run.pk
+    for old in AuctionRun.objects.filter(pk__lt=kept[-1], detail="full").only("pk", "explanations"):
+        if old.explanations is None:
+            old.detail = "none"
+        else:
+            old.explanations = [explanation_summary(note) for note in old.explanations]
+            old.detail = "summary"
+        old.save(update_fields=["explanations", "detail"])
+    return run.pk
+
+
+def _batch_record(batch: list[Any]) -> dict[str, dict[str, Any]]:
+    """What the replay's queue strip shows per item (dashboard.md A2, A3): who asked, an
+    orphan's lost cell, an evacuation's draining cell, a carried item's previous error."""
+    keys = {(w.process_guid, w.index) for w in batch if hasattr(w, "index")}
+    copies: dict[tuple[str, int], tuple[str, str]] = {}
+    for chunk in _chunks(sorted({g for g, _ in keys})):
+        for guid, index, presence, cell_id in ActualLRP.objects.filter(
+            desired_id__in=chunk,
+            presence__in=(ActualLRP.Presence.SUSPECT, ActualLRP.Presence.EVACUATING),
+        ).values_list("desired_id", "index", "presence", "cell_id"):
+            if (guid, index) in keys:
+                copies[(guid, index)] = (presence, cell_id)
+    record: dict[str, dict[str, Any]] = {}
+    for work in batch:
+        q: QueuedWork = work.ref
+        lrp = hasattr(work, "index")
+        entry: dict[str, Any] = {"kind": "lrp" if lrp else "task", "memory_mb": work.memory_mb,
+                                 "disk_mb": work.disk_mb, "queued_at": q.queued_at}
+        if q.reason:
+            entry["reason"] = q.reason
+        if q.carried:
+            entry["attempts"] = q.attempts
+            entry["previous_error"] = q.last_error
+        if lrp:
+            presence, cell_id = copies.get((work.process_guid, work.index), ("", ""))
+            if presence == ActualLRP.Presence.SUSPECT and cell_id:
+                entry["from_cell"] = cell_id
+            if presence == ActualLRP.Presence.EVACUATING or q.reason == "evacuation":
+                entry["evac"] = True
+                if cell_id:
+                    entry["from_cell"] = cell_id
+        record[work.identifier] = entry
+    return record
+
+
+def _cell_record(state: CellState) -> dict[str, Any]:
+    return {
+        "cell_id": state.cell_id, "zone": state.zone, "index": state.index,
+        "total": [state.total.memory_mb, state.total.disk_mb, state.total.containers],
+        "available": [state.available.memory_mb, state.available.disk_mb, state.available.containers],
+        "starting_containers": state.starting_containers,
+    }
+
+
+def _record_pass(change: ChangeSet) -> None:
+    from auction.services.otto import otto_refeed
+
+    record = change.convergence
+    metrics = dict(record.metrics)
+    ConvergenceRun.objects.create(at=record.at, duration_ns=metrics.get("ConvergenceLRPDuration", 0),
+                                  metrics=metrics, lrp=record.lrp, tasks=record.tasks)
+    # Otto tasks with no live auction go back to the open auction (otto.md 9).
+    otto_refeed(record.at)
+
+
+__all__ = ["DbStore", "sim_app", "sim_cell", "sim_task"]

@@ -1,0 +1,83 @@
+"""One change set: everything a rule of the simulation decided, as data.
+
+Every rule in ``auction.sim`` (the auction round, the reps, chaos, convergence, desiring
+and scaling) reads plain data and returns a ``ChangeSet``; each store applies it whole
+(the database in one transaction, publishing after commit). Nothing in a change set is
+specific to a store, not even the names of new things (``auction.sim.ids``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from auction.bbs.changes import RowOp, TaskOp
+from auction.bbs.events import Event
+from auction.sim.model import QueuedWork, SimApp, SimCell, SimTask
+
+
+@dataclass(slots=True, frozen=True)
+class Note:
+    """An entry of the simulator's own feed (an auction, a pass, a chaos action)."""
+
+    type: str
+    key: str = ""
+    cell_id: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ChangeSet:
+    at: float
+    apps_put: list[SimApp] = field(default_factory=list)
+    apps_removed: list[str] = field(default_factory=list)
+    cells_put: list[SimCell] = field(default_factory=list)
+    lrp_ops: list[RowOp] = field(default_factory=list)
+    # New tasks (definition and record), then changes to stored ones.
+    tasks_put: list[SimTask] = field(default_factory=list)
+    task_ops: list[TaskOp] = field(default_factory=list)
+    domains_put: dict[str, float | None] = field(default_factory=dict)
+    domains_removed: list[str] = field(default_factory=list)
+    queue_add: list[QueuedWork] = field(default_factory=list)
+    queue_put: list[QueuedWork] = field(default_factory=list)
+    queue_remove: list[int] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+    counters: Counter[str] = field(default_factory=Counter)
+    gauges: dict[str, float] = field(default_factory=dict)
+    # Records for replay and metrics (the round's and the pass's own dataclasses).
+    auction: Any = None
+    convergence: Any = None
+    next_convergence_at: float | None = None
+    # Tasks whose completion callback is due (bbs.md 7).
+    callbacks: list[str] = field(default_factory=list)
+    # Timed scenario steps handled (their markers), never to be handled again.
+    steps_done: list[str] = field(default_factory=list)
+    # Cells whose drawing changed, for the live layer.
+    touched: set[str] = field(default_factory=set)
+
+    def merge(self, other: ChangeSet) -> ChangeSet:
+        """Append ``other`` (same instant or later) to this set, in order."""
+        for name in ("apps_put", "apps_removed", "cells_put", "lrp_ops", "tasks_put", "task_ops",
+                     "domains_removed", "queue_add", "queue_put", "queue_remove", "events",
+                     "notes", "callbacks", "steps_done"):
+            getattr(self, name).extend(getattr(other, name))
+        self.domains_put.update(other.domains_put)
+        self.counters.update(other.counters)
+        self.gauges.update(other.gauges)
+        self.touched |= other.touched
+        if other.next_convergence_at is not None:
+            self.next_convergence_at = other.next_convergence_at
+        self.auction = other.auction or self.auction
+        self.convergence = other.convergence or self.convergence
+        return self
+
+    def request_lrps(self, keys: list[tuple[str, int]], at: float, reason: str) -> None:
+        """One start request listing LRP instances (auction.md 1 step 1)."""
+        self.queue_add.extend(QueuedWork(0, "lrp", process_guid=g, index=i, queued_at=at,
+                                         reason=reason) for g, i in keys)
+
+    def request_tasks(self, guids: list[str], at: float, reason: str) -> None:
+        self.queue_add.extend(QueuedWork(0, "task", task_guid=g, queued_at=at, reason=reason)
+                              for g in guids)

@@ -1,0 +1,183 @@
+"""Moving a simulated cluster forward in sim time: one loop for both stores.
+
+``advance(store, until)`` handles every instant at which something is due, in time
+order, each at its own instant. At one instant the phases run in this fixed order, so
+the database store and the memory store make the same decisions in the same order:
+
+1. the scenario's timed actions (chaos, deploys),
+2. the reps: starts, then crashes, then task completions, then evacuation syncs,
+   then presence lapses (the grid shows the cell as missing),
+3. a convergence pass when one is due (timer only, bbs.md 4.1),
+4. auctions, back to back while new work waits (auction.md 1 step 2).
+
+The instant is handled again until nothing more is due at it (an app with no start
+delay starts at the instant it was claimed). Each phase reads the store, asks a rule of
+``auction.sim`` for a ``ChangeSet`` and has the store apply it (the database in one
+transaction per phase).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from contextlib import AbstractContextManager
+from typing import Protocol
+
+from auction.bbs import types as core
+from auction.engine import AuctionConfig
+from auction.sim.changes import ChangeSet, Note
+from auction.sim.chaos import ChaosError, ChaosReader, chaos_args, chaos_change
+from auction.sim.converge import convergence_pass
+from auction.sim.model import SimApp, SimCell, SimTask
+from auction.sim.reps import evacuation_sync, instances_crash, instances_start, tasks_complete
+from auction.sim.round import MAX_AUCTIONS_PER_RUN, RoundInput, auction_round
+
+#: A guard against a rule that keeps making work due at the same instant.
+MAX_STEPS_PER_INSTANT = 1000
+
+
+class Store(ChaosReader, Protocol):
+    """A simulated cluster's state, wherever it is kept (the database, or memory)."""
+
+    seed: int
+
+    @property
+    def now(self) -> float:
+        """How far the store has been advanced."""
+        ...
+
+    def next_due(self) -> float | None:
+        """The earliest instant something is due: a rep timer on a cell that reports, an
+        evacuation sync, a presence lapse, a timed action, the next pass, new work."""
+        ...
+
+    def due_actions(self, at: float) -> list[tuple[str, str, dict[str, object]]]:
+        """Timed actions due at ``at``: (marker, action name, raw arguments)."""
+        ...
+
+    def due_starts(self, at: float) -> tuple[list[core.ActualLRP],
+                                             Mapping[core.LRPKey, list[core.ActualLRP]],
+                                             Mapping[str, SimApp]]:
+        """ORDINARY CLAIMED rows ready at ``at`` on reporting cells, the EVACUATING and
+        SUSPECT copies of their indices, and their apps."""
+        ...
+
+    def due_crashes(self, at: float) -> list[core.ActualLRP]: ...
+    def due_completions(self, at: float) -> list[SimTask]: ...
+
+    def due_evacuations(self, at: float) -> list[SimCell]:
+        """Draining cells whose rep syncs at ``at`` (``evacuation_view`` reads each)."""
+        ...
+
+    def due_lapses(self, at: float) -> list[SimCell]: ...
+    def convergence_due(self, at: float) -> bool: ...
+
+    def convergence_input(self, at: float) -> tuple[core.Snapshot, set[str], set[str], float]:
+        """(snapshot, failed cells, pending Otto tasks, interval)."""
+        ...
+
+    def has_new_work(self) -> bool: ...
+    def round_input(self, at: float) -> RoundInput: ...
+    def auction_config(self) -> AuctionConfig: ...
+    def apply(self, change: ChangeSet) -> None: ...
+    def advanced(self, to: float) -> None: ...
+
+    def phase(self) -> AbstractContextManager[object]:
+        """Around one read and its apply: the database's transaction."""
+        ...
+
+
+def advance(store: Store, until: float) -> int:
+    """Handle everything due up to ``until``; returns the number of instants handled."""
+    instants = 0
+    while True:
+        due = store.next_due()
+        if due is None or due > until:
+            break
+        at = max(due, store.now)
+        step(store, at)
+        instants += 1
+    store.advanced(until)
+    return instants
+
+
+def step(store: Store, at: float) -> None:
+    """Every phase at ``at``, again while something is still due at ``at``."""
+    for _ in range(MAX_STEPS_PER_INSTANT):
+        _actions(store, at)
+        _reps(store, at)
+        with store.phase():
+            if store.convergence_due(at):
+                snapshot, silent, otto, interval = store.convergence_input(at)
+                store.apply(convergence_pass(snapshot, silent, otto, interval))
+        auctions_run(store, at)
+        store.advanced(at)
+        due = store.next_due()
+        if due is None or due > at:
+            return
+    store.apply(ChangeSet(at, notes=[Note("instant_abandoned", data={
+        "reason": f"still due after {MAX_STEPS_PER_INSTANT} steps"})]))
+    store.advanced(at)
+
+
+def auctions_run(store: Store, at: float) -> int:
+    """auction.md 1 step 2: auctions back to back while new work waits (carried-over work
+    alone never starts one), at most ``MAX_AUCTIONS_PER_RUN``."""
+    runs = 0
+    while runs < MAX_AUCTIONS_PER_RUN:
+        with store.phase():
+            if not store.has_new_work():
+                break
+            store.apply(auction_round(store.round_input(at)))
+        runs += 1
+    return runs
+
+
+def _actions(store: Store, at: float) -> None:
+    with store.phase():
+        due = store.due_actions(at)
+    for marker, name, raw in due:
+        with store.phase():
+            try:
+                change = chaos_change(store, name, chaos_args(name, raw), at)
+                outcome = "done"
+            except ChaosError as exc:
+                # A step the cluster refuses now (draining a failed cell) is recorded with
+                # its reason and never retried.
+                change, outcome = ChangeSet(at), f"refused: {exc.message}"
+            change.notes.append(Note("scenario_step", marker,
+                                     data={"action": name, "outcome": outcome}))
+            change.steps_done.append(marker)
+            store.apply(change)
+
+
+def _reps(store: Store, at: float) -> None:
+    with store.phase():
+        rows, copies, apps = store.due_starts(at)
+        if rows:
+            store.apply(instances_start(rows, copies, apps, at, store.seed))
+    with store.phase():
+        crashes = store.due_crashes(at)
+        if crashes:
+            store.apply(instances_crash(crashes, at))
+    with store.phase():
+        done = store.due_completions(at)
+        if done:
+            store.apply(tasks_complete(done, at))
+    with store.phase():
+        draining = store.due_evacuations(at)
+    for cell in draining:
+        with store.phase():
+            on_cell, ordinary, desired, tasks_left = store.evacuation_view(cell.cell_id)
+            store.apply(evacuation_sync(cell, on_cell, ordinary, desired, tasks_left, at))
+    with store.phase():
+        lapsed = store.due_lapses(at)
+        if lapsed:
+            store.apply(ChangeSet(at, notes=[Note("cell_presence_lost", c.cell_id, c.cell_id)
+                                             for c in lapsed],
+                                  touched={c.cell_id for c in lapsed}))
+
+
+def next_instant(candidates: Iterable[float | None]) -> float | None:
+    """The smallest of the due instants that exist."""
+    present = [c for c in candidates if c is not None]
+    return min(present) if present else None

@@ -1,0 +1,28 @@
+"""Names the simulated cluster gives things: deterministic, so two stores agree.
+
+A real rep generates an instance guid when it claims work, and the BBS a modification
+tag epoch when it creates a record: random in Diego. Here they are derived from what
+identifies the event (the instance, the instant, its tag), so the database store and
+the memory store name the same instance the same way and a run replays exactly.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+_NAMESPACE = uuid.UUID("6f1c9a3e-2b7d-4e5f-9a8b-7c6d5e4f3a2b")
+
+
+def instance_guid(process_guid: str, index: int, at: float, tag: int) -> str:
+    """28 characters, like the rep's (``auctioncellrep/helpers.go`` GenerateGuid)."""
+    return str(uuid.uuid5(_NAMESPACE, f"i/{process_guid}/{index}/{at!r}/{tag}"))[:28]
+
+
+def row_epoch(key: tuple[str, int] | tuple[str, int, str], at: float) -> str:
+    """The modification-tag epoch of an ActualLRP row created at ``at``."""
+    return uuid.uuid5(_NAMESPACE, f"r/{key[0]}/{key[1]}/{at!r}").hex
+
+
+def desired_epoch(process_guid: str, at: float) -> str:
+    """The modification-tag epoch of a DesiredLRP desired at ``at``."""
+    return uuid.uuid5(_NAMESPACE, f"d/{process_guid}/{at!r}").hex

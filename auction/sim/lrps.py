@@ -1,0 +1,123 @@
+"""What the BBS API does with desired state, outside convergence (bbs.md 1.4, 2.3, 7).
+
+Desire, update (scale), remove and retire for LRPs, desire for tasks: pure rules that
+read the rows they touch and return a ``ChangeSet``. Validation (bbs.md 1.2) happens
+before, with ``auction.bbs.validation``; the stores and services call these so that a
+scale in the admin, the API, the dashboard, a scenario timeline or a plan does exactly
+the same thing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from auction.bbs import events as ev
+from auction.bbs import types as core
+from auction.bbs.changes import RowCreate, RowDelete
+from auction.bbs.lrp_operations import new_unclaimed
+from auction.sim.changes import ChangeSet
+from auction.sim.ids import desired_epoch, row_epoch
+from auction.sim.model import SimApp, SimTask
+
+DESIRED_CREATED = "desired_lrp_created"
+DESIRED_CHANGED = "desired_lrp_changed"
+DESIRED_REMOVED = "desired_lrp_removed"
+
+def desired_view(app: SimApp) -> core.DesiredLRP:
+    return core.DesiredLRP(app.process_guid, app.domain, app.instances)
+
+
+def _unclaimed(change: ChangeSet, app: SimApp, indices: Iterable[int], existing: set[int],
+               at: float) -> None:
+    """New ORDINARY UNCLAIMED rows, then **one** start request listing them (bbs.md 1.4)."""
+    new = [i for i in indices if i not in existing]
+    for index in new:
+        row = new_unclaimed(app.process_guid, index, app.domain, at,
+                            row_epoch((app.process_guid, index), at))
+        change.lrp_ops.append(RowCreate(row))
+        change.events += ev.created(row, group=True)
+    change.request_lrps([(app.process_guid, i) for i in new], at, "desire")
+
+
+def lrp_desire(app: SimApp, existing_ordinary: Iterable[int], at: float) -> ChangeSet:
+    """Desire: store it (a new modification tag), ``desired_lrp_created``, an UNCLAIMED
+    row per index, one start request. An index that already has an ORDINARY row (an
+    orphan) keeps it."""
+    change = ChangeSet(at)
+    app = replace(app, epoch=desired_epoch(app.process_guid, at), tag=0)
+    change.apps_put.append(app)
+    change.events.append(ev.Event(DESIRED_CREATED, after=desired_view(app)))
+    _unclaimed(change, app, range(app.instances), set(existing_ordinary), at)
+    return change
+
+
+def _stop_from(change: ChangeSet, rows: Sequence[core.ActualLRP], keep: int,
+               reachable: Callable[[str], bool]) -> None:
+    """Scale-down (bbs.md 1.4 ``stopInstancesFrom``): every non-EVACUATING row with index
+    >= ``keep``. UNCLAIMED or CRASHED rows go at once; CLAIMED or RUNNING ones get a stop
+    when their cell has a presence (the simulated rep removes the container and reports
+    it at once, so the row goes too); on a cell without one nothing happens (an extra
+    for convergence)."""
+    for row in sorted(rows, key=lambda r: (r.index, r.presence)):
+        if row.index < keep or row.presence == core.EVACUATING:
+            continue
+        if row.state in (core.UNCLAIMED, core.CRASHED) or reachable(row.cell_id):
+            change.lrp_ops.append(RowDelete(row.key, row))
+            change.events += ev.removed(row, group=True)
+            if row.cell_id:
+                change.touched.add(row.cell_id)
+
+
+def lrp_update(app: SimApp, update: Mapping[str, Any], rows: Sequence[core.ActualLRP],
+               reachable: Callable[[str], bool], at: float) -> tuple[SimApp, ChangeSet]:
+    """Update (bbs.md 1.4): instances (scale up: new rows and one start request; down:
+    ``_stop_from``), routes and annotation; then ``desired_lrp_changed``. The tag index
+    moves on every update, even one that changes nothing. ``rows`` are the app's
+    ActualLRPs. Returns the app after the update."""
+    change = ChangeSet(at)
+    after = replace(app, instances=update.get("instances", app.instances), tag=app.tag + 1)
+    change.apps_put.append(after)
+    ordinary = {r.index for r in rows if r.presence == core.ORDINARY}
+    if after.instances > app.instances:
+        _unclaimed(change, after, range(app.instances, after.instances), ordinary, at)
+    elif after.instances < app.instances:
+        _stop_from(change, rows, after.instances, reachable)
+    change.events.append(ev.Event(DESIRED_CHANGED, before=desired_view(app),
+                                  after=desired_view(after)))
+    return after, change
+
+
+def lrp_remove(app: SimApp, rows: Sequence[core.ActualLRP], reachable: Callable[[str], bool],
+               at: float) -> ChangeSet:
+    """Remove: delete it, ``desired_lrp_removed``, then the scale-down to 0 (bbs.md 1.4)."""
+    change = ChangeSet(at)
+    change.apps_removed.append(app.process_guid)
+    change.events.append(ev.Event(DESIRED_REMOVED, before=desired_view(app)))
+    _stop_from(change, rows, 0, reachable)
+    return change
+
+
+def lrp_retire(row: core.ActualLRP, at: float) -> ChangeSet:
+    """Retire one ORDINARY instance (``cfdot retire-actual-lrp``, bbs.md 2.3): UNCLAIMED or
+    CRASHED rows are deleted; a CLAIMED or RUNNING one is stopped and the simulated rep
+    reports it removed at once. Convergence later finds the index missing."""
+    change = ChangeSet(at)
+    change.lrp_ops.append(RowDelete(row.key, row))
+    change.events += ev.removed(row, group=True)
+    if row.cell_id:
+        change.touched.add(row.cell_id)
+    return change
+
+
+def task_desire(sim_task: SimTask, at: float) -> ChangeSet:
+    """Desire a task: PENDING, ``task_created``, and a start request for a Diego task
+    (an Otto task goes to the open auction instead, otto.md 9)."""
+    task = replace(sim_task.task, state=core.PENDING, created_at=at, updated_at=at)
+    change = ChangeSet(at)
+    change.tasks_put.append(replace(sim_task, task=task))
+    change.events.append(ev.Event(ev.TASK_CREATED, after=task))
+    if sim_task.placement_mode == "diego":
+        change.request_tasks([task.task_guid], at, "desire")
+    return change

@@ -1,0 +1,659 @@
+"""The memory store: a whole simulated cluster in plain Python objects (the ``World``).
+
+It holds what the database holds (cells, apps, ActualLRP rows, tasks, domains, the
+auctioneer's queue, the timeline) and implements the ``Store`` reads and ``apply`` of
+``auction.sim.driver``; every decision is made by the same rules the database store
+runs. Indexes keep it fast at a real foundation's size: rows by process guid and by
+cell, each cell's load kept per write, and heaps of the reps' timers.
+
+A ``World`` is plain data: ``copy.deepcopy`` clones it (comparison panes and plans start
+from one clone each; ``checkpoint`` keeps one to reset to).
+"""
+
+from __future__ import annotations
+
+import copy
+import heapq
+from collections import Counter
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, ValuesView
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from auction.bbs import types as core
+from auction.bbs.changes import RowCreate, RowDelete, RowUpdate, TaskDelete
+from auction.bbs.validation import bbs_message, cell_errors, task_errors
+from auction.engine import AuctionConfig, CellState
+from auction.sim import chaos as chaos_rules
+from auction.sim.cfdot import ClusterView
+from auction.sim.changes import ChangeSet
+from auction.sim.chaos import ChaosError
+from auction.sim.clock import ClockState
+from auction.sim.driver import advance, next_instant
+from auction.sim.loads import add_lrp, add_task, answering, cell_state, holds_container
+from auction.sim.lrps import lrp_desire, task_desire
+from auction.sim.model import (
+    CELL_STATES,
+    DRAINING,
+    FAILED,
+    HEALTHY,
+    Load,
+    QueuedWork,
+    SimApp,
+    SimCell,
+    SimTask,
+    app_from_spec,
+)
+from auction.sim.quality import AuctionStats
+from auction.sim.reps import next_evacuation_sync
+from auction.sim.round import RoundInput, RoundRecord, has_new_work
+
+__all__ = [
+    "DRAINING", "FAILED", "HEALTHY", "AuctionRecord", "LogEntry", "SimApp", "SimCell", "SimTask",
+    "World", "WorldError", "app_from_spec",
+]
+
+
+class WorldError(ValueError):
+    """A request the simulated cluster refuses (unknown cell, duplicate guid, ...)."""
+
+
+@dataclass(slots=True)
+class AuctionRecord:
+    at: float
+    items: int
+    placed: dict[str, str]
+    failures: dict[str, str]
+    order: list[str]
+    stats: AuctionStats
+
+
+@dataclass(slots=True, frozen=True)
+class LogEntry:
+    """One event of the run: a BBS event (bbs.md 8) or a note of the simulator's."""
+
+    at: float
+    type: str
+    key: str = ""
+    cell_id: str = ""
+
+
+class RowTable:
+    """The ActualLRP rows by key, with each cell's load kept per write and the reps'
+    timers in heaps (entries are checked against the row when they come due)."""
+
+    __slots__ = ("_rows", "by_cell", "by_guid", "crashes", "loads", "proxy", "sizes", "starts")
+
+    def __init__(self, sizes: dict[str, tuple[int, int]], proxy: dict[str, int]) -> None:
+        self._rows: dict[core.RowKey, core.ActualLRP] = {}
+        self.sizes = sizes  # shared with the world: process guid -> (memory, disk)
+        self.proxy = proxy  # shared with the world: cell id -> proxy memory
+        self.loads: dict[str, Load] = {}
+        self.by_guid: dict[str, set[core.RowKey]] = {}
+        self.by_cell: dict[str, set[core.RowKey]] = {}
+        self.starts: list[tuple[float, str, int]] = []
+        self.crashes: list[tuple[float, str, int, str]] = []
+
+    def _account(self, row: core.ActualLRP, sign: int) -> None:
+        if not holds_container(row.state, row.cell_id):
+            return
+        load = self.loads.get(row.cell_id)
+        if load is None:
+            load = self.loads[row.cell_id] = Load()
+        memory, disk = self.sizes.get(row.process_guid, (0, 0))
+        add_lrp(load, row.process_guid, row.state, memory, disk, self.proxy.get(row.cell_id, 0), sign)
+
+    def _index(self, row: core.ActualLRP, add: bool) -> None:
+        for index, name in ((self.by_guid, row.process_guid), (self.by_cell, row.cell_id)):
+            if not name:
+                continue
+            keys = index.get(name)
+            if add:
+                if keys is None:
+                    keys = index[name] = set()
+                keys.add(row.key)
+            elif keys is not None:
+                keys.discard(row.key)
+                if not keys:
+                    del index[name]
+
+    def __setitem__(self, key: core.RowKey, row: core.ActualLRP) -> None:
+        old = self._rows.get(key)
+        if old is not None:
+            self._account(old, -1)
+            self._index(old, False)
+        self._rows[key] = row
+        self._account(row, +1)
+        self._index(row, True)
+        if row.ready_at is not None and row.state == core.CLAIMED and row.presence == core.ORDINARY:
+            heapq.heappush(self.starts, (row.ready_at, row.process_guid, row.index))
+        if row.crash_at is not None and row.state in (core.CLAIMED, core.RUNNING):
+            heapq.heappush(self.crashes, (row.crash_at, row.process_guid, row.index, row.presence))
+
+    def __delitem__(self, key: core.RowKey) -> None:
+        row = self._rows.pop(key)
+        self._account(row, -1)
+        self._index(row, False)
+
+    def pop(self, key: core.RowKey, default: Any = None) -> Any:
+        if key not in self._rows:
+            return default
+        row = self._rows[key]
+        del self[key]
+        return row
+
+    def resize(self, process_guid: str, size: tuple[int, int]) -> None:
+        """An app's memory or disk changed (or it went): re-account its instances."""
+        rows = [self._rows[k] for k in self.by_guid.get(process_guid, ())]
+        for row in rows:
+            self._account(row, -1)
+        self.sizes[process_guid] = size
+        for row in rows:
+            self._account(row, +1)
+
+    def reproxy(self, cell_id: str, proxy: int) -> None:
+        rows = [self._rows[k] for k in self.by_cell.get(cell_id, ())]
+        for row in rows:
+            self._account(row, -1)
+        self.proxy[cell_id] = proxy
+        for row in rows:
+            self._account(row, +1)
+
+    def of_guid(self, process_guid: str) -> list[core.ActualLRP]:
+        return [self._rows[k] for k in sorted(self.by_guid.get(process_guid, ()))]
+
+    def on_cell(self, cell_id: str) -> list[core.ActualLRP]:
+        return [self._rows[k] for k in sorted(self.by_cell.get(cell_id, ()))]
+
+    def __getitem__(self, key: core.RowKey) -> core.ActualLRP:
+        return self._rows[key]
+
+    def get(self, key: core.RowKey, default: Any = None) -> Any:
+        return self._rows.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._rows
+
+    def __iter__(self) -> Iterator[core.RowKey]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def keys(self) -> KeysView[core.RowKey]:
+        return self._rows.keys()
+
+    def values(self) -> ValuesView[core.ActualLRP]:
+        return self._rows.values()
+
+    def items(self) -> ItemsView[core.RowKey, core.ActualLRP]:
+        return self._rows.items()
+
+
+@dataclass(slots=True)
+class World:
+    """The memory store (see the module docstring); ``run_until`` moves it in sim time."""
+
+    seed: int = 0
+    config: AuctionConfig = field(default_factory=AuctionConfig)
+    convergence: core.ConvergenceConfig = field(default_factory=core.ConvergenceConfig)
+    convergence_interval_s: float = 30.0
+    now: float = 0.0
+    cells: dict[str, SimCell] = field(default_factory=dict)
+    apps: dict[str, SimApp] = field(default_factory=dict)
+    domains: dict[str, float | None] = field(default_factory=dict)
+    sizes: dict[str, tuple[int, int]] = field(default_factory=dict)
+    proxy: dict[str, int] = field(default_factory=dict)
+    rows: RowTable = field(default=None)  # type: ignore[assignment]
+    tasks: dict[str, SimTask] = field(default_factory=dict)
+    queue: dict[int, QueuedWork] = field(default_factory=dict)
+    seq: int = 0
+    timeline: list[tuple[float, int, str, str, dict[str, Any]]] = field(default_factory=list)
+    done_steps: set[str] = field(default_factory=set)
+    next_convergence_at: float | None = None
+    # Events due on a failed cell's rep wait here until it is restored (heap entries).
+    held: dict[str, list[tuple[str, Any]]] = field(default_factory=dict)
+    completions: list[tuple[float, str]] = field(default_factory=list)
+    # Process guids that ever had an instance on a cell (objective's cached blobs).
+    cached: dict[str, set[str]] = field(default_factory=dict)
+    auctions: list[AuctionRecord] = field(default_factory=list)
+    passes: list[tuple[float, dict[str, int]]] = field(default_factory=list)
+    counters: Counter[str] = field(default_factory=Counter)
+    log: list[LogEntry] = field(default_factory=list)
+    record_log: bool = True
+    # Per placed item over the whole run (auction.md 9).
+    waits: list[float] = field(default_factory=list)
+    attempts: list[int] = field(default_factory=list)
+    failures_by_error: Counter[str] = field(default_factory=Counter)
+    communications: int = 0
+    initial_distribution: float | None = None
+    # Indexes kept by ``apply`` so ``next_due`` never scans every cell or queue item.
+    draining: set[str] = field(default_factory=set)
+    lapsing: dict[str, float] = field(default_factory=dict)
+    new_work: dict[int, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.rows is None:
+            self.rows = RowTable(self.sizes, self.proxy)
+        if self.next_convergence_at is None:
+            self.next_convergence_at = self.now + self.convergence_interval_s
+
+    # ------------------------------------------------------------------ building
+    def add_cell(self, cell: SimCell) -> None:
+        errors = cell_errors(cell_id=cell.cell_id, index=cell.index, memory_mb=cell.memory_mb,
+                             disk_mb=cell.disk_mb, containers=cell.containers,
+                             proxy_memory_mb=cell.proxy_memory_mb)
+        if errors:
+            raise WorldError(bbs_message(errors))
+        if cell.cell_id in self.cells:
+            raise WorldError(f"cell {cell.cell_id!r} already exists")
+        if cell.state not in CELL_STATES:
+            raise WorldError(f"cell {cell.cell_id!r}: unknown state {cell.state!r}")
+        self.apply(ChangeSet(self.now, cells_put=[cell]))
+
+    def upsert_domain(self, name: str, ttl: float) -> None:
+        self.apply(ChangeSet(self.now, domains_put={name: None if ttl == 0 else self.now + ttl}))
+
+    def desire_lrp(self, app: SimApp) -> None:
+        """A DesiredLRP, one UNCLAIMED row per index and one start request (bbs.md 1.4)."""
+        try:
+            app = chaos_rules.desired_app({f: getattr(app, f) for f in app.__slots__})  # type: ignore[attr-defined]
+        except ChaosError as exc:
+            raise WorldError(exc.message) from None
+        if app.process_guid in self.apps:
+            raise WorldError(f"desired LRP {app.process_guid!r} already exists")
+        existing = [r.index for r in self.rows.of_guid(app.process_guid) if r.presence == core.ORDINARY]
+        self.apply(lrp_desire(app, existing, self.now))
+
+    def desire_task(self, task: SimTask) -> None:
+        guid = task.task.task_guid
+        errors = task_errors(task_guid=guid, domain=task.task.domain, rootfs=task.rootfs,
+                             memory_mb=task.memory_mb, disk_mb=task.disk_mb)
+        if errors:
+            raise WorldError(bbs_message(errors))
+        if guid in self.tasks:
+            raise WorldError(f"task {guid!r} already exists")
+        self.apply(task_desire(task, self.now))
+
+    def schedule_action(self, at: float, action: str, marker: str | None = None, **args: Any) -> None:
+        """A timed chaos or deploy action (scenario timelines), checked now; ``marker``
+        names it (``scenario_steps``)."""
+        try:
+            chaos_rules.chaos_args(action, args)
+        except ChaosError as exc:
+            raise WorldError(exc.message) from None
+        position = len(self.timeline)
+        self.timeline.append((at, position, marker or f"{position}:{action}@{at:g}", action, args))
+        self.timeline.sort(key=lambda s: (s[0], s[1]))
+
+    # ------------------------------------------------------------------ operating
+    def act(self, action: str, **args: Any) -> None:
+        """Run a chaos or operator action now (the registry's rule)."""
+        try:
+            change = chaos_rules.chaos_change(self, action, chaos_rules.chaos_args(action, args), self.now)
+        except ChaosError as exc:
+            raise WorldError(exc.message) from None
+        self.apply(change)
+
+    def cell_fail(self, cell_id: str) -> None:
+        self.act("cell_fail", cell=cell_id)
+
+    def cell_restore(self, cell_id: str) -> None:
+        self.act("cell_restore", cell=cell_id)
+
+    def cell_drain(self, cell_id: str) -> None:
+        self.act("cell_drain", cell=cell_id)
+
+    def zone_fail(self, zone: str) -> None:
+        self.act("zone_fail", zone=zone)
+
+    def zone_restore(self, zone: str) -> None:
+        self.act("zone_restore", zone=zone)
+
+    def crash_instance(self, process_guid: str, index: int) -> None:
+        self.act("crash", process_guid=process_guid, index=index)
+
+    def scale(self, process_guid: str, instances: int) -> None:
+        self.act("scale", process_guid=process_guid, instances=instances)
+
+    # ------------------------------------------------------------------ running
+    def run_until(self, until: float) -> int:
+        """Handle everything due at or before ``until``; the clock ends at ``until``."""
+        return advance(self, max(until, self.now))
+
+    def run_for(self, seconds: float) -> int:
+        return self.run_until(self.now + seconds)
+
+    def follow(self, clock: ClockState, wall: float) -> int:
+        """Run to a live clock's now at ``wall`` (pause, speed and step as the beat does)."""
+        return self.run_until(clock.now(wall))
+
+    def next_event_at(self) -> float | None:
+        return self.next_due()
+
+    def checkpoint(self) -> World:
+        return copy.deepcopy(self)
+
+    def clone(self, **changes: Any) -> World:
+        world = copy.deepcopy(self)
+        for name, value in changes.items():
+            setattr(world, name, value)
+        return world
+
+    # ------------------------------------------------------------------ reads (ChaosReader)
+    def cell(self, cell_id: str) -> SimCell | None:
+        return self.cells.get(cell_id)
+
+    def zone_cells(self, zone: str) -> list[SimCell]:
+        return [c for c in self.cells.values() if c.zone == zone]
+
+    def app(self, process_guid: str) -> SimApp | None:
+        return self.apps.get(process_guid)
+
+    def app_rows(self, process_guid: str) -> list[core.ActualLRP]:
+        return self.rows.of_guid(process_guid)
+
+    def rows_on(self, cell_id: str) -> list[core.ActualLRP]:
+        return self.rows.on_cell(cell_id)
+
+    def tasks_on(self, cell_id: str) -> list[SimTask]:
+        return sorted((t for t in self.tasks.values() if t.task.cell_id == cell_id),
+                      key=lambda t: t.task_guid)
+
+    def reachable(self, cell_id: str, at: float) -> bool:
+        cell = self.cells.get(cell_id)
+        return cell is not None and not cell.silent and cell.has_presence(at)
+
+    def answering(self) -> list[SimCell]:
+        return answering(self.cells.values(), self.now)
+
+    def loads(self) -> dict[str, Load]:
+        """Each rep's reserved resources (``auction.sim.loads``)."""
+        out: dict[str, Load] = {}
+        for cell_id in self.cells:
+            held = self.rows.loads.get(cell_id)
+            out[cell_id] = Load() if held is None else Load(
+                held.memory_mb, held.disk_mb, held.containers, held.starting, list(held.lrps))
+        for sim_task in self.tasks.values():
+            task = sim_task.task
+            if task.state == core.TASK_RUNNING and task.cell_id in out:
+                add_task(out[task.cell_id], task.task_guid, sim_task.memory_mb, sim_task.disk_mb)
+        return out
+
+    def cell_states(self, cells: Iterable[SimCell] | None = None) -> list[CellState]:
+        loads = self.loads()
+        chosen = self.answering() if cells is None else list(cells)
+        return [cell_state(c, loads[c.cell_id]) for c in chosen]
+
+    def instances_on(self, cell_id: str) -> list[core.ActualLRP]:
+        return [r for r in self.rows.on_cell(cell_id) if r.state != core.UNCLAIMED]
+
+    def cluster_view(self) -> ClusterView:
+        """Everything ``auction.sim.cfdot`` prints, now."""
+        return ClusterView(now=self.now, cells=list(self.cells.values()), loads=self.loads(),
+                           apps=list(self.apps.values()), rows=list(self.rows.values()),
+                           tasks=list(self.tasks.values()), domains=dict(self.domains),
+                           events=[(e.at, e.type, e.key) for e in self.log])
+
+    def unplaced(self) -> list[QueuedWork]:
+        return sorted(self.queue.values(), key=QueuedWork.batch_key)
+
+    # ------------------------------------------------------------------ Store: timing
+    def next_due(self) -> float | None:
+        return next_instant((
+            self._peek_start(), self._peek_crash(), self._peek_completion(),
+            min((t for t in (next_evacuation_sync(c) for c in self._draining()) if t is not None),
+                default=None),
+            min((t for t in self.lapsing.values() if t > self.now), default=None),
+            next((at for at, _, marker, _, _ in self.timeline if marker not in self.done_steps), None),
+            self.next_convergence_at,
+            min(self.new_work.values(), default=None),
+        ))
+
+    def _draining(self) -> list[SimCell]:
+        return [self.cells[c] for c in self.draining]
+
+    def _held(self, cell_id: str) -> bool:
+        cell = self.cells.get(cell_id)
+        return cell is not None and cell.silent
+
+    def _peek_start(self) -> float | None:
+        heap = self.rows.starts
+        while heap:
+            at, guid, index = heap[0]
+            row = self.rows.get((guid, index, core.ORDINARY))
+            if row is None or row.state != core.CLAIMED or row.ready_at != at:
+                heapq.heappop(heap)
+                continue
+            if self._held(row.cell_id):
+                self.held.setdefault(row.cell_id, []).append(("start", heapq.heappop(heap)))
+                continue
+            return at
+        return None
+
+    def _peek_crash(self) -> float | None:
+        heap = self.rows.crashes
+        while heap:
+            at, guid, index, presence = heap[0]
+            row = self.rows.get((guid, index, presence))
+            if row is None or row.state not in (core.CLAIMED, core.RUNNING) or row.crash_at != at:
+                heapq.heappop(heap)
+                continue
+            if self._held(row.cell_id):
+                self.held.setdefault(row.cell_id, []).append(("crash", heapq.heappop(heap)))
+                continue
+            return at
+        return None
+
+    def _peek_completion(self) -> float | None:
+        heap = self.completions
+        while heap:
+            at, guid = heap[0]
+            sim_task = self.tasks.get(guid)
+            task = sim_task.task if sim_task else None
+            if task is None or task.state != core.TASK_RUNNING or task.finishes_at != at:
+                heapq.heappop(heap)
+                continue
+            if self._held(task.cell_id):
+                self.held.setdefault(task.cell_id, []).append(("complete", heapq.heappop(heap)))
+                continue
+            return at
+        return None
+
+    def due_actions(self, at: float) -> list[tuple[str, str, dict[str, object]]]:
+        return [(marker, action, dict(args)) for when, _, marker, action, args in self.timeline
+                if when <= at and marker not in self.done_steps]
+
+    def due_starts(self, at: float) -> tuple[list[core.ActualLRP],
+                                             dict[core.LRPKey, list[core.ActualLRP]],
+                                             dict[str, SimApp]]:
+        rows: list[core.ActualLRP] = []
+        while (due := self._peek_start()) is not None and due <= at:
+            _, guid, index = heapq.heappop(self.rows.starts)
+            row = self.rows[(guid, index, core.ORDINARY)]
+            if all(r.key != row.key for r in rows):
+                rows.append(row)
+        copies = {r.lrp_key: [c for p in (core.EVACUATING, core.SUSPECT)
+                              if (c := self.rows.get((r.process_guid, r.index, p))) is not None]
+                  for r in rows}
+        return rows, copies, self.apps
+
+    def due_crashes(self, at: float) -> list[core.ActualLRP]:
+        rows: list[core.ActualLRP] = []
+        while (due := self._peek_crash()) is not None and due <= at:
+            _, guid, index, presence = heapq.heappop(self.rows.crashes)
+            row = self.rows[(guid, index, presence)]
+            if all(r.key != row.key for r in rows):
+                rows.append(row)
+        return rows
+
+    def due_completions(self, at: float) -> list[SimTask]:
+        done: list[SimTask] = []
+        while (due := self._peek_completion()) is not None and due <= at:
+            _, guid = heapq.heappop(self.completions)
+            if all(t.task_guid != guid for t in done):
+                done.append(self.tasks[guid])
+        return done
+
+    def due_evacuations(self, at: float) -> list[SimCell]:
+        return [cell for cell in sorted(self._draining(), key=lambda c: c.cell_id)
+                if (due := next_evacuation_sync(cell)) is not None and due <= at]
+
+    def evacuation_view(self, cell_id: str) -> tuple[list[core.ActualLRP], dict[core.LRPKey, str],
+                                                     set[str], bool]:
+        on_cell = self.rows.on_cell(cell_id)
+        guids = {r.process_guid for r in on_cell}
+        ordinary = {r.lrp_key: r.state for g in guids for r in self.rows.of_guid(g)
+                    if r.presence == core.ORDINARY}
+        desired = {g for g in guids if g in self.apps}
+        tasks_left = any(t.task.cell_id == cell_id and t.task.state == core.TASK_RUNNING
+                         for t in self.tasks.values())
+        return on_cell, ordinary, desired, tasks_left
+
+    def due_lapses(self, at: float) -> list[SimCell]:
+        return sorted((self.cells[c] for c, lost in self.lapsing.items() if self.now < lost <= at),
+                      key=lambda c: c.cell_id)
+
+    def convergence_due(self, at: float) -> bool:
+        return self.next_convergence_at is not None and self.next_convergence_at <= at
+
+    def convergence_input(self, at: float) -> tuple[core.Snapshot, set[str], set[str], float]:
+        snapshot = core.Snapshot(
+            now=at, cells=frozenset(c.cell_id for c in self.cells.values() if c.has_presence(at)),
+            domains=dict(self.domains),
+            desired=[core.DesiredLRP(a.process_guid, a.domain, a.instances) for a in self.apps.values()],
+            actual=list(self.rows.values()), tasks=[t.task for t in self.tasks.values()],
+            config=self.convergence)
+        silent = {c.cell_id for c in self.cells.values() if c.silent}
+        otto = {g for g, t in self.tasks.items() if t.placement_mode != "diego"}
+        return snapshot, silent, otto, self.convergence_interval_s
+
+    def has_new_work(self) -> bool:
+        return has_new_work(self.queue.values())
+
+    def auction_config(self) -> AuctionConfig:
+        return self.config
+
+    def round_input(self, at: float) -> RoundInput:
+        queue = list(self.queue.values())
+        unclaimed = {}
+        for q in queue:
+            if q.kind == "lrp":
+                row = self.rows.get((q.process_guid, q.index, core.ORDINARY))
+                if row is not None and row.state == core.UNCLAIMED:
+                    unclaimed[(q.process_guid, q.index)] = row
+        return RoundInput(at=at, queue=queue, cells=list(self.cells.values()), loads=self.loads(),
+                          apps=self.apps, unclaimed=unclaimed, tasks=self.tasks,
+                          config=self.config, cached=self.cached)
+
+    def advanced(self, to: float) -> None:
+        self.now = max(self.now, to)
+
+    def phase(self) -> AbstractContextManager[object]:
+        return nullcontext()
+
+    # ------------------------------------------------------------------ Store: apply
+    def apply(self, change: ChangeSet) -> None:
+        at = change.at
+        for app in change.apps_put:
+            self.apps[app.process_guid] = app
+            if self.sizes.get(app.process_guid) != (app.memory_mb, app.disk_mb):
+                self.rows.resize(app.process_guid, (app.memory_mb, app.disk_mb))
+        for guid in change.apps_removed:
+            self.apps.pop(guid, None)
+            self.rows.resize(guid, (0, 0))
+        for cell in change.cells_put:
+            self._cell_put(cell)
+        for op in change.lrp_ops:
+            self._row_op(op)
+        for sim_task in change.tasks_put:
+            self.tasks[sim_task.task_guid] = sim_task
+        for top in change.task_ops:
+            guid = top.before.task_guid
+            if isinstance(top, TaskDelete):
+                self.tasks.pop(guid, None)
+            elif guid in self.tasks:
+                self.tasks[guid] = replace(self.tasks[guid], task=top.after)
+                done_at = top.after.finishes_at
+                if done_at is not None and top.after.state == core.TASK_RUNNING:
+                    heapq.heappush(self.completions, (done_at, guid))
+        self.domains.update(change.domains_put)
+        for name in change.domains_removed:
+            self.domains.pop(name, None)
+        for seq in change.queue_remove:
+            self.queue.pop(seq, None)
+            self.new_work.pop(seq, None)
+        for q in change.queue_put:
+            if q.seq in self.queue:
+                self.queue[q.seq] = q
+                if q.carried:
+                    self.new_work.pop(q.seq, None)
+        for q in change.queue_add:
+            self.seq += 1
+            self.queue[self.seq] = replace(q, seq=self.seq)
+            self.new_work[self.seq] = q.queued_at
+        if self.record_log:
+            self.log += [_entry(at, e) for e in change.events]
+            self.log += [LogEntry(at, n.type, n.key, n.cell_id) for n in change.notes]
+        self.counters.update(change.counters)
+        if change.auction is not None:
+            self._record_auction(change.auction)
+        if change.convergence is not None:
+            self.passes.append((at, dict(change.convergence.metrics)))
+        if change.next_convergence_at is not None:
+            self.next_convergence_at = change.next_convergence_at
+        self.done_steps.update(change.steps_done)
+
+    def _cell_put(self, cell: SimCell) -> None:
+        old = self.cells.get(cell.cell_id)
+        self.cells[cell.cell_id] = cell
+        if cell.state == DRAINING:
+            self.draining.add(cell.cell_id)
+        else:
+            self.draining.discard(cell.cell_id)
+        if cell.presence_lost_at is None:
+            self.lapsing.pop(cell.cell_id, None)
+        else:
+            self.lapsing[cell.cell_id] = cell.presence_lost_at
+        if old is None or old.proxy_memory_mb != cell.proxy_memory_mb:
+            self.rows.reproxy(cell.cell_id, cell.proxy_memory_mb)
+        if old is not None and old.silent and not cell.silent:
+            # Its rep reports again: what came due while it was silent is looked at anew.
+            for kind, entry in self.held.pop(cell.cell_id, []):
+                heap = {"start": self.rows.starts, "crash": self.rows.crashes,
+                        "complete": self.completions}[kind]
+                heapq.heappush(heap, entry)
+
+    def _row_op(self, op: Any) -> None:
+        if isinstance(op, RowCreate):
+            self.rows[op.row.key] = op.row
+        elif isinstance(op, RowDelete):
+            self.rows.pop(op.key, None)
+        elif isinstance(op, RowUpdate):
+            after = op.after
+            if after.state == core.CLAIMED and op.before.state == core.UNCLAIMED:
+                # The objective strategy's blob cache: every app a cell ever ran.
+                self.cached.setdefault(after.cell_id, set()).add(after.process_guid)
+            self.rows.pop(op.key, None)
+            self.rows[after.key] = after
+
+    def _record_auction(self, record: RoundRecord) -> None:
+        result, stats = record.result, record.stats
+        if self.initial_distribution is None:
+            self.initial_distribution = stats.distribution_initial
+        self.waits += record.waits
+        self.attempts += record.attempts
+        self.failures_by_error.update(result.failures.values())
+        self.communications += stats.communications
+        self.auctions.append(AuctionRecord(record.at, len(record.batch), dict(result.placements),
+                                           dict(result.failures), list(result.order), stats))
+
+
+def _entry(at: float, event: Any) -> LogEntry:
+    row = event.after if event.after is not None else event.before
+    if isinstance(row, core.ActualLRP):
+        return LogEntry(at, event.type, f"{row.process_guid}.{row.index}", row.cell_id)
+    if isinstance(row, core.Task):
+        return LogEntry(at, event.type, row.task_guid, row.cell_id)
+    return LogEntry(at, event.type, getattr(row, "process_guid", ""))
+
