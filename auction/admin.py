@@ -35,7 +35,7 @@ from auction.models.lrps import IMMUTABLE_DESIRED_FIELDS
 from auction.selectors.clock import sim_now
 from auction.services.auction_settings import FIELDS as AUCTION_SETTINGS_FIELDS
 from auction.services.auction_settings import auction_settings_errors, auction_settings_update
-from auction.services.clock import clock_configure
+from auction.services.clock import clock_change
 from auction.services.domains import domain_upsert
 from auction.services.errors import BBSError
 from auction.services.lrps import (
@@ -254,9 +254,10 @@ class SimClockAdmin(admin.ModelAdmin):
         return False
 
     def save_model(self, request: HttpRequest, obj: SimClock, form: ModelForm, change: bool) -> None:
-        # Re-anchor so a speed or pause change never makes sim time jump.
-        clock_configure(speed=obj.speed, paused=obj.paused,
-                        convergence_interval_s=obj.convergence_interval_s)
+        # Through the clock's one writer: re-anchored so sim time never jumps, audited.
+        clock_change(speed=obj.speed, paused=obj.paused,
+                     convergence_interval_s=obj.convergence_interval_s, source="admin",
+                     user=request.user)
 
 
 class AuctionSettingsForm(ModelForm):

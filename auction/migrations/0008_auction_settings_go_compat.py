@@ -4,8 +4,12 @@ from django.db import migrations, models
 
 
 def create_the_row(apps, schema_editor):
-    """The admin edits one row; the defaults are the documented auctioneer's."""
+    """The admin edits one row of each; the defaults are the documented auctioneer's and a
+    clock at sim time 0 (reads never create them)."""
+    import time
+
     apps.get_model("auction", "AuctionSettings").objects.get_or_create(pk=1)
+    apps.get_model("auction", "SimClock").objects.get_or_create(pk=1, defaults={"anchor_wall": time.time()})
 
 
 class Migration(migrations.Migration):

@@ -23,11 +23,10 @@ class ClockView:
 
 
 def clock_row() -> SimClock:
-    """The single clock row, created at sim time 0 on first use."""
-    clock = SimClock.objects.filter(pk=1).first()
-    if clock is None:
-        clock, _ = SimClock.objects.get_or_create(pk=1, defaults={"anchor_wall": time.time()})
-    return clock
+    """The single clock row; before anything ever wrote one, an unsaved one at sim time 0
+    (a read never writes: ``services.clock`` creates the row when it first changes it)."""
+    return SimClock.objects.filter(pk=1).first() or SimClock(pk=1, anchor_wall=time.time(),
+                                                              paused=True)
 
 
 def clock_view(wall: float | None = None) -> ClockView:

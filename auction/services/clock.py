@@ -1,16 +1,30 @@
-"""Clock controls: pause, resume, speed, step, and the beat tick that publishes time."""
+"""The simulated clock's one writer: pause, resume, speed, step, the pass interval.
+
+``clock_change`` is every door's change of the clock (the dashboard's controls, the API,
+the admin, the CLI): checked, applied all or nothing, audited, published after commit.
+The other functions are its parts, for the services that move the clock themselves (a
+scenario load, the step to the next event).
+"""
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
+from typing import Any
 
 from django.db import transaction
 
 from auction.live.publish import mark_dirty, mark_dirty_after_commit
 from auction.models import SimClock
-from auction.selectors.clock import ClockView, clock_row, clock_view
-from auction.sim.clock import ClockState
+from auction.selectors.clock import ClockView, clock_view
+from auction.services.audit import audit_record
+from auction.services.errors import InvalidRequest
+from auction.sim.clock import MAX_SPEED, MIN_SPEED, ClockError, ClockState
+
+#: Bounds a request may ask for [project rule]: a step of a day, a pass a day apart.
+MAX_STEP_S = 86_400.0
+MAX_INTERVAL_S = 86_400.0
 
 
 def _publish(view: ClockView) -> None:
@@ -19,8 +33,8 @@ def _publish(view: ClockView) -> None:
 
 def _change(update: Callable[[ClockState, float], ClockState]) -> ClockView:
     with transaction.atomic():
-        clock_row()  # make sure the row exists before locking it
-        clock = SimClock.objects.select_for_update().get(pk=1)
+        clock, _ = SimClock.objects.select_for_update().get_or_create(
+            pk=1, defaults={"anchor_wall": time.time()})
         wall = time.time()
         clock.apply(update(clock.state, wall))
         clock.save()
@@ -45,16 +59,57 @@ def clock_step(seconds: float) -> ClockView:
     return _change(lambda state, wall: state.stepped(seconds, wall))
 
 
-def clock_configure(*, speed: float, paused: bool, convergence_interval_s: float) -> ClockView:
-    """The admin's edit of the clock row, applied as controls so time never jumps."""
+def clock_change(*, paused: bool | None = None, speed: float | None = None,
+                 step: float | None = None, convergence_interval_s: float | None = None,
+                 source: str, user: Any = None, note: dict[str, Any] | None = None) -> ClockView:
+    """Change the clock as one request asks: pause, then speed, then step (a paused clock
+    only), then resume, then the pass interval; all or nothing, audited under the name of
+    what changed (``clock_pause``, ``clock_speed``...; ``clock_change`` for several)."""
+    errors = []
+    if speed is not None and not (_finite(speed) and MIN_SPEED <= speed <= MAX_SPEED):
+        errors.append("Invalid field: speed")
+    if step is not None and not (_finite(step) and 0 < step <= MAX_STEP_S):
+        errors.append("Invalid field: step")
+    if convergence_interval_s is not None and not (
+            _finite(convergence_interval_s) and 0 < convergence_interval_s <= MAX_INTERVAL_S):
+        errors.append("Invalid field: convergence_interval_s")
+    if errors:
+        raise InvalidRequest(", ".join(errors))
+    asked = [name for name, value in (("pause" if paused else "resume", paused), ("speed", speed),
+                                      ("step", step), ("configure", convergence_interval_s))
+             if value is not None]
+    try:
+        with transaction.atomic():
+            before = clock_view()
 
-    def update(state: ClockState, wall: float) -> ClockState:
-        state = state.with_speed(speed, wall)
-        return state.paused_at(wall) if paused else state.resumed_at(wall)
+            def update(state: ClockState, wall: float) -> ClockState:
+                if paused:
+                    state = state.paused_at(wall)
+                if speed is not None:
+                    state = state.with_speed(speed, wall)
+                if step is not None:
+                    state = state.stepped(step, wall)
+                if paused is False:
+                    state = state.resumed_at(wall)
+                return state
 
-    view = _change(update)
-    SimClock.objects.filter(pk=1).update(convergence_interval_s=convergence_interval_s)
-    return view
+            view = _change(update)
+            if convergence_interval_s is not None:
+                SimClock.objects.filter(pk=1).update(convergence_interval_s=convergence_interval_s)
+            action = f"clock_{asked[0]}" if len(asked) == 1 else "clock_change"
+            diff: dict[str, Any] = {"paused": [before.paused, view.paused],
+                                    "speed": [before.speed, view.speed],
+                                    "sim": [round(before.now, 3), round(view.now, 3)], **(note or {})}
+            if convergence_interval_s is not None:
+                diff["convergence_interval_s"] = [before.convergence_interval_s, convergence_interval_s]
+            audit_record(action, "clock", view.now, source=source, user=user, diff=diff)
+    except ClockError as exc:  # stepping a running clock: the clock's own words
+        raise InvalidRequest(str(exc)) from None
+    return clock_view()
+
+
+def _finite(value: float) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def clock_reset(at: float = 0.0, *, paused: bool = False) -> ClockView:

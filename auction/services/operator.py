@@ -13,44 +13,29 @@ from django.db import transaction
 
 from auction.scenarios import ScenarioError
 from auction.selectors.clock import clock_view
-from auction.selectors.controls import SPEEDS
 from auction.selectors.timeline import NextEvent, next_scheduled_event
 from auction.services.audit import audit_record
-from auction.services.clock import clock_pause, clock_resume, clock_set_speed, clock_step
+from auction.services.clock import clock_change
 from auction.services.domains import domain_expire, domain_upsert
 from auction.services.errors import InvalidRequest
 from auction.services.scenarios import scenario_load
 from auction.services.sim import sim_advance
-from auction.sim.clock import MAX_SPEED, ClockError
+from auction.sim.clock import MAX_SPEED
 
 SOURCE = "dashboard"
 
 
-def _clock(action: str, change: Any, user: Any, **diff: Any) -> None:
-    try:
-        with transaction.atomic():
-            before = clock_view()
-            view = change()
-            audit_record(action, "clock", view.now, source=SOURCE, user=user,
-                         diff={"paused": [before.paused, view.paused], "speed": [before.speed, view.speed],
-                               "sim": [round(before.now, 3), round(view.now, 3)], **diff})
-    except ClockError as exc:
-        raise InvalidRequest(str(exc)) from None
-
-
 def operator_clock_pause(user: Any) -> None:
-    _clock("clock_pause", clock_pause, user)
+    clock_change(paused=True, source=SOURCE, user=user)
 
 
 def operator_clock_resume(user: Any) -> None:
-    _clock("clock_resume", clock_resume, user)
+    clock_change(paused=False, source=SOURCE, user=user)
 
 
 def operator_clock_speed(speed: str, user: Any) -> None:
-    value = MAX_SPEED if speed == "max" else _number(speed, "speed")
-    if value not in SPEEDS:
-        raise InvalidRequest("Invalid field: speed (0.25x to 16x, or max)")
-    _clock("clock_speed", lambda: clock_set_speed(value), user)
+    clock_change(speed=MAX_SPEED if speed == "max" else _number(speed, "speed"), source=SOURCE,
+                 user=user)
 
 
 def operator_clock_step_next(user: Any) -> NextEvent | None:
@@ -60,10 +45,11 @@ def operator_clock_step_next(user: Any) -> NextEvent | None:
     if upcoming is None:
         raise InvalidRequest("nothing is scheduled")
     if not clock_view().paused:
-        clock_pause()
+        clock_change(paused=True, source=SOURCE, user=user)
     now = clock_view().now
     # A hair past the instant: every due comparison there is "<=" or "<" now.
-    _clock("clock_step", lambda: clock_step(max(upcoming.at - now, 0.0) + 1e-6), user, next=upcoming.what)
+    clock_change(step=max(upcoming.at - now, 0.0) + 1e-6, source=SOURCE, user=user,
+                 note={"next": upcoming.what})
     sim_advance()
     return upcoming
 

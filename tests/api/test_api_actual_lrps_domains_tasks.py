@@ -6,9 +6,8 @@ import pytest
 
 from auction.models import ActualLRP, AuditEntry, Domain, Task
 from auction.selectors.clock import sim_now
-from auction.services.sim import auctioneer_run
 from auction.services.clock import clock_step
-from auction.services.sim import sim_advance
+from auction.services.sim import auctioneer_run, sim_advance
 
 pytestmark = pytest.mark.django_db
 

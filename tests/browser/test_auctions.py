@@ -14,9 +14,9 @@ from live_browser import BrowserPageCase
 from playwright.sync_api import expect
 
 from auction.models import AuctionRun
-from auction.services.sim import auctioneer_run
 from auction.services.clock import clock_reset
 from auction.services.scenarios import scenario_load
+from auction.services.sim import auctioneer_run
 
 pytestmark = pytest.mark.browser
 

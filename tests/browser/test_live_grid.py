@@ -14,9 +14,9 @@ DIM = re.compile(r"\bdim\b")
 
 
 def _seed(run_auction: bool = True) -> None:
-    from auction.services.sim import auctioneer_run
     from auction.services.clock import clock_reset
     from auction.services.scenarios import scenario_load
+    from auction.services.sim import auctioneer_run
 
     scenario_load("seed-example")
     clock_reset(0.0, paused=True)

@@ -16,9 +16,9 @@ def _world_and_presenter() -> str:
     from django.test import Client
 
     from auction.live.publish import state_redis
-    from auction.services.sim import auctioneer_run
     from auction.services.clock import clock_reset
     from auction.services.scenarios import scenario_load
+    from auction.services.sim import auctioneer_run
 
     state_redis().delete("live:main:presenter")
     scenario_load("seed-example")

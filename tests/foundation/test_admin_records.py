@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from auction.services.sim import auctioneer_run
 from auction.services.clock import clock_reset, clock_step
 from auction.services.scenarios import scenario_load
-from auction.services.sim import sim_advance
+from auction.services.sim import auctioneer_run, sim_advance
 
 pytestmark = pytest.mark.django_db
 

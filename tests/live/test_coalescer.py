@@ -46,8 +46,8 @@ def counted(monkeypatch):
 
 
 def _seed():
-    from auction.services.sim import auctioneer_run
     from auction.services.scenarios import scenario_load
+    from auction.services.sim import auctioneer_run
 
     scenario_load("seed-example")
     auctioneer_run()

@@ -52,8 +52,8 @@ async def test_clock_control_publishes_after_commit() -> None:
 
 async def test_placements_reach_the_grid_as_cell_fragments() -> None:
     """dashboard.md L1/G2: an auction's commit sends the changed cells and the tray."""
-    from auction.services.sim import auctioneer_run
     from auction.services.scenarios import scenario_load
+    from auction.services.sim import auctioneer_run
 
     await sync_to_async(scenario_load)("seed-example")
     communicator = WebsocketCommunicator(application, "/ws/live/?view=grid", headers=ORIGIN)
@@ -71,10 +71,9 @@ async def test_placements_reach_the_grid_as_cell_fragments() -> None:
 
 async def test_rep_starts_reach_the_grid() -> None:
     """dashboard.md G4: CLAIMED → RUNNING (a simulated rep's start) is pushed to the cell."""
-    from auction.services.sim import auctioneer_run
     from auction.services.clock import clock_reset, clock_step
     from auction.services.scenarios import scenario_load
-    from auction.services.sim import sim_advance
+    from auction.services.sim import auctioneer_run, sim_advance
 
     await sync_to_async(scenario_load)("seed-example")
     await sync_to_async(clock_reset)(0.0, paused=True)

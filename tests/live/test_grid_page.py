@@ -37,8 +37,8 @@ def test_mode_override_and_zone_drill_down(client) -> None:
 
 def test_seed_example_grid(client) -> None:
     """dashboard.md G1, G2, G3, G6 with seed-example after its auction."""
-    from auction.services.sim import auctioneer_run
     from auction.services.scenarios import scenario_load
+    from auction.services.sim import auctioneer_run
 
     scenario_load("seed-example")
     auctioneer_run()

@@ -59,8 +59,8 @@ async def test_groups_follow_the_view_and_mode() -> None:
 @pytest.mark.asyncio
 async def test_snapshot_first_covers_every_joined_region() -> None:
     """dashboard.md L1: the first frame renders clock, tray and every zone of the view."""
-    from auction.services.sim import auctioneer_run
     from auction.services.scenarios import scenario_load
+    from auction.services.sim import auctioneer_run
 
     await sync_to_async(scenario_load)("seed-example")
     await sync_to_async(auctioneer_run)()

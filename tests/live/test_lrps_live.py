@@ -32,10 +32,10 @@ async def test_lrps_view_snapshot_has_table_metrics_and_feed() -> None:
 async def test_a_crash_reaches_the_lrps_page_and_the_feed() -> None:
     """D1/D2, M2: an audited chaos action (an event) pushes the table, metrics and feed."""
     from auction.models import ActualLRP
-    from auction.services.sim import auctioneer_run
     from auction.services.cells import actual_lrp_crash
     from auction.services.clock import clock_reset
     from auction.services.scenarios import scenario_load
+    from auction.services.sim import auctioneer_run
 
     await sync_to_async(scenario_load)("seed-example")
     await sync_to_async(clock_reset)(0.0, paused=True)

@@ -10,8 +10,8 @@ from auction.models import Counter, OttoAuction, PendingWork, Task, Zone
 from auction.otto import messages as msg
 from auction.services import otto_bus as bus
 from auction.services.clock import clock_reset
-from auction.services.sim import convergence_run
 from auction.services.otto import otto_auction_open, otto_due
+from auction.services.sim import convergence_run
 from auction.services.tasks import task_desire
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -8,13 +8,12 @@ from auction.engine import AuctionConfig
 from auction.models import ActualLRP, AuctionRun, Cell, Zone
 from auction.selectors.auctions import explanation_summary, runners_up, walk_groups
 from auction.selectors.clock import sim_now
-from auction.services.sim import auctioneer_run
-from auction.services.store import KEEP_FULL_RECORDS
 from auction.services.cells import cell_drain, cell_fail
 from auction.services.clock import clock_reset, clock_step
 from auction.services.lrps import desired_lrp_desire, desired_lrp_update
 from auction.services.scenarios import scenario_load
-from auction.services.sim import sim_advance
+from auction.services.sim import auctioneer_run, sim_advance
+from auction.services.store import KEEP_FULL_RECORDS
 from auction.services.tasks import task_desire
 from tests.pages.page_html import parse
 

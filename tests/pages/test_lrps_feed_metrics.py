@@ -9,12 +9,11 @@ import pytest
 from auction.models import AuctionRun, BBSEvent, ConvergenceRun
 from auction.selectors.feed import FEED_ROWS, events_page, feed_rows
 from auction.selectors.metrics import POINTS, metrics_header
-from auction.services.sim import auctioneer_run
 from auction.services.cells import cell_fail
 from auction.services.clock import clock_reset
-from auction.services.sim import convergence_run
 from auction.services.events import event_record
 from auction.services.scenarios import scenario_load
+from auction.services.sim import auctioneer_run, convergence_run
 
 pytestmark = pytest.mark.django_db
 

@@ -8,12 +8,11 @@ import pytest
 
 from auction.models import ActualLRP, ConvergenceRun, Domain, Task
 from auction.selectors.lrps import lrp_rows, lrps_page, restart_of
-from auction.services.sim import auctioneer_run
 from auction.services.clock import clock_pause, clock_reset
-from auction.services.sim import convergence_run
 from auction.services.domains import domain_upsert
 from auction.services.lrps import desired_lrp_desire
 from auction.services.scenarios import scenario_load
+from auction.services.sim import auctioneer_run, convergence_run
 
 pytestmark = pytest.mark.django_db
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from auction.models import AuctionRun
-from auction.services.sim import auctioneer_run
 from auction.services.clock import clock_reset
 from auction.services.lrps import desired_lrp_desire
 from auction.services.scenarios import scenario_load
+from auction.services.sim import auctioneer_run
 from tests.pages.page_html import parse
 
 pytestmark = pytest.mark.django_db

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from auction.models import ActualLRP, AuctionRun, Cell, PendingWork, Task
-from auction.services.sim import auction_once, auctioneer_run
 from auction.services.lrps import desired_lrp_desire, desired_lrp_update
 from auction.services.scenarios import scenario_load
+from auction.services.sim import auction_once, auctioneer_run
 from auction.services.tasks import task_desire
 
 pytestmark = pytest.mark.django_db

@@ -11,11 +11,10 @@ import pytest
 
 from auction.models import BBSEvent, Task
 from auction.selectors.clock import sim_now
-from auction.services.sim import auctioneer_run
 from auction.services.callbacks import task_callback_run
 from auction.services.clock import clock_reset, clock_step
 from auction.services.scenarios import scenario_load
-from auction.services.sim import sim_advance
+from auction.services.sim import auctioneer_run, sim_advance
 from auction.services.tasks import task_cancel, task_desire
 
 pytestmark = pytest.mark.django_db

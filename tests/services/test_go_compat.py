@@ -19,14 +19,14 @@ from auction import scenarios
 from auction.models import AuctionRun, AuctionSettings, AuditEntry, DesiredLRP
 from auction.selectors.auction_settings import auction_settings, auction_settings_config
 from auction.services.auction_settings import auction_settings_update
-from auction.services.sim import auction_once
 from auction.services.errors import InvalidRequest
 from auction.services.lrps import desired_lrp_desire
 from auction.services.scenarios import scenario_load
+from auction.services.sim import auction_once
 from auction.services.tasks import task_desire
 from auction.sim.compare import compare, pane_spec, parse_strategies
-from auction.sim.scenario import world_from_scenario
 from auction.sim.memory import SimApp, WorldError
+from auction.sim.scenario import world_from_scenario
 
 pytestmark = pytest.mark.django_db
 

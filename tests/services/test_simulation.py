@@ -6,13 +6,12 @@ import pytest
 
 from auction.models import ActualLRP, Cell, ConvergenceRun, Domain, PendingWork, Task
 from auction.selectors.clock import sim_now
-from auction.services.sim import auctioneer_run
 from auction.services.cells import actual_lrp_crash, cell_drain, cell_fail, cell_restore
 from auction.services.clock import clock_reset, clock_step
 from auction.services.domains import domain_upsert
 from auction.services.lrps import desired_lrp_desire
 from auction.services.scenarios import scenario_load
-from auction.services.sim import sim_advance
+from auction.services.sim import auctioneer_run, sim_advance
 
 pytestmark = pytest.mark.django_db
 

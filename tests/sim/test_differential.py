@@ -90,3 +90,18 @@ def test_random_chaos_timelines_print_the_same_lines_from_both_stores(scenario) 
     memory = memory_lines(scenario)
     database = database_lines(scenario)
     assert memory == database, first_difference(memory, database)
+
+
+def test_diego_dump_prints_the_live_cluster_in_the_same_lines() -> None:
+    """``manage.py diego dump`` and ``manage.py simulate --store db|memory`` print one format:
+    after a run in the database, the dump of the live cluster is the run's own output."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("simulate", "az-loss", "--until", "120", "--store", "db", stdout=out)
+    simulated = out.getvalue().splitlines()
+    dumped = StringIO()
+    call_command("diego", "dump", stdout=dumped)
+    assert dumped.getvalue().splitlines() == simulated == memory_lines("az-loss", 120)

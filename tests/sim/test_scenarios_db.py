@@ -11,10 +11,9 @@ from django.core.management import call_command
 from auction.bbs import types as core
 from auction.models import ActualLRP, AuditEntry, BBSEvent, Cell, ConvergenceRun, SimClock
 from auction.selectors.clock import sim_now
-from auction.services.sim import auctioneer_run
 from auction.services.clock import clock_reset, clock_step
 from auction.services.scenarios import scenario_load, scenario_reset
-from auction.services.sim import sim_advance
+from auction.services.sim import auctioneer_run, sim_advance
 from auction.sim.scenario import world_from_scenario
 
 pytestmark = pytest.mark.django_db

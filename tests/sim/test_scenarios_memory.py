@@ -10,9 +10,9 @@ from auction import scenarios
 from auction.bbs import types as core
 from auction.engine import AuctionConfig
 from auction.scenarios import ScenarioError
+from auction.sim.memory import World
 from auction.sim.quality import run_metrics
 from auction.sim.scenario import world_from_scenario
-from auction.sim.memory import World
 
 C4 = ["cold-start", "imbalanced-deploy", "az-loss", "boulders-pebbles", "inflight-cap"]
 CAP_ERROR = "waiting to start instance: reached in-flight start limit"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from auction.bbs import types as core
-from auction.sim.scenario import world_from_scenario
 from auction.sim.memory import SimApp, SimCell, SimTask, World, WorldError
+from auction.sim.scenario import world_from_scenario
 
 
 def small_world(**app: object) -> World:

@@ -10,6 +10,7 @@
     manage.py diego clock [--speed X] [--pause] [--resume] [--step S]
     manage.py diego auction [--go-compat on|off] [--strategy S]   # the auctioneer's settings
     manage.py diego advance        # advance reps and convergence to the clock's now, run auctions
+    manage.py diego dump [--no-events]   # the live cluster as cfdot prints one (JSON Lines)
 """
 
 from __future__ import annotations
@@ -35,6 +36,15 @@ from auction.sim.clock import ClockError
 CHAOS_VERBS = {"cell_fail": "fail-cell", "cell_restore": "restore-cell", "cell_drain": "drain-cell",
                "zone_fail": "fail-zone", "zone_restore": "restore-zone"}
 CHAOS_BY_VERB = {CHAOS_VERBS.get(name, name.replace("_", "-")): name for name in ACTIONS}
+
+
+def quiet_broken_pipe() -> None:
+    """The reader of our output went away (``| head``): stop without a traceback."""
+    import os
+    import sys
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 class Command(BaseCommand):
@@ -71,6 +81,8 @@ class Command(BaseCommand):
         clk.add_argument("--resume", action="store_true")
         clk.add_argument("--step", type=float)
         verbs.add_parser("advance")
+        dump = verbs.add_parser("dump", help="print the live cluster as cfdot does (JSON Lines)")
+        dump.add_argument("--no-events", action="store_true")
         auction = verbs.add_parser("auction", help="show or change the auctioneer's settings")
         auction.add_argument("--go-compat", choices=("on", "off"),
                              help="Go-compatibility mode (auction.md 2.1)")
@@ -80,6 +92,8 @@ class Command(BaseCommand):
         verb = options["verb"]
         try:
             self._dispatch(verb, options)
+        except BrokenPipeError:
+            quiet_broken_pipe()  # `diego dump | head`: the reader left; not an error
         except (BBSError, ClockError) as exc:
             raise CommandError(getattr(exc, "message", str(exc))) from None
         except redis.ConnectionError as exc:
@@ -127,6 +141,12 @@ class Command(BaseCommand):
             order = "Go order (go_compat on)" if row.go_compat else "documented order (go_compat off)"
             self.stdout.write(f"auctioneer: {row.placement_strategy}, {order}, "
                               f"in-flight cap {row.starting_container_count_maximum or 'off'}")
+        elif verb == "dump":
+            from auction.services.store import DbStore
+            from auction.sim.cfdot import dump_lines
+
+            for line in dump_lines(DbStore().cluster_view(), events=not o["no_events"]):
+                self.stdout.write(line)
         elif verb == "advance":
             report = sim_advance()
             placed = sum(s.placed for s in auctioneer_run("cli"))

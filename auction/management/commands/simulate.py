@@ -10,12 +10,12 @@ lines from either store.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from auction import scenarios
+from auction.management.commands.diego import quiet_broken_pipe
 from auction.scenarios import ScenarioError
 from auction.sim.cfdot import dump_lines
 
@@ -37,9 +37,12 @@ class Command(BaseCommand):
             view = simulate(o["scenario"], until, o["store"])
         except ScenarioError as exc:
             raise CommandError(str(exc)) from None
-        out = sys.stdout
-        for line in dump_lines(view, events=not o["no_events"]):
-            out.write(line + "\n")
+        try:
+            for line in dump_lines(view, events=not o["no_events"]):
+                self.stdout.write(line)
+            self.stdout.flush()
+        except BrokenPipeError:
+            quiet_broken_pipe()
 
 
 def simulate(name: str, until: float, store: str) -> Any:
