@@ -63,7 +63,7 @@ def _start_id(request: HttpRequest) -> int | None:
     raw = request.headers.get("Last-Event-ID") or request.GET.get("after")
     if raw is None or raw == "":
         return None
-    if not raw.isdigit() or len(raw) > 18:
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 18:  # "²".isdigit() too
         raise InvalidRequest("Invalid field: after")
     return int(raw)
 
