@@ -18,7 +18,7 @@ from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 
 from auction.api.auth import reader
-from auction.api.http import error_response, nanoseconds
+from auction.api.http import answers, error_response, nanoseconds
 from auction.models import BBSEvent
 from auction.services.errors import BBSError, InvalidRequest
 
@@ -85,6 +85,7 @@ async def _frames(last_id: int, wanted: Callable[[str], bool]) -> AsyncIterator[
             yield ": keepalive\n\n"
 
 
+@answers("GET")
 async def events(request: HttpRequest) -> HttpResponse:
     try:
         await sync_to_async(reader)(request)
