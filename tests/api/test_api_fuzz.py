@@ -140,7 +140,12 @@ def credentials(token: str) -> dict[str, dict[str, str]]:
 def fuzz_cluster(cluster: None) -> dict[str, str]:
     """seed-example, task-d COMPLETED, one Otto auction with bids; the ids that vary by run."""
     from auction.otto import messages as msg
-    from auction.services.otto import IncomingBid, otto_auction_open, otto_bids_record, otto_task_message
+    from auction.services.otto import (
+        IncomingBid,
+        otto_auction_open,
+        otto_bids_record,
+        otto_task_message,
+    )
     from auction.services.otto_orchestrators import otto_roster_refresh, otto_roster_sync
     from auction.services.tasks import task_cancel, task_desire
 
