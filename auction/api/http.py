@@ -70,6 +70,11 @@ def endpoint(**handlers: Handler) -> Callable[..., JsonResponse]:
             response["Allow"] = ", ".join(allowed)
             return response
         try:
+            for name, value in kwargs.items():
+                # PostgreSQL cannot store or even compare a NUL; query values are refused
+                # the same way (query_text).
+                if isinstance(value, str) and "\x00" in value:
+                    raise InvalidRequest(f"Invalid field: {name}")
             return handler(request, **kwargs)
         except BBSError as error:
             return error_response(error)

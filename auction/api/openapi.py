@@ -193,6 +193,20 @@ def _write(op_id: str, summary: str, status: int, answer: dict[str, Any], *codes
 
 
 def document() -> dict[str, Any]:
+    doc = _document()
+    for item in doc["paths"].values():
+        if any(p["in"] == "path" for p in item.get("parameters", [])):
+            for method, op in item.items():
+                if method in HTTP_METHODS:
+                    # A path value with a NUL is an InvalidRequest (endpoint()), one with
+                    # a / matches no route (ResourceNotFound), whatever the operation.
+                    op["responses"].update({code: answer for code, answer in _errors(400, 404).items()
+                                            if code not in op["responses"]})
+                    op["responses"] = dict(sorted(op["responses"].items()))
+    return doc
+
+
+def _document() -> dict[str, Any]:
     cell_verbs = (("fail", "Fail a cell: its presence lapses 10-15 sim-s later", "failed"),
                   ("restore", "Restore a failed or draining cell", "restored"),
                   ("drain", "Drain a cell: evacuate its instances", "draining"))
