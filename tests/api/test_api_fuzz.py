@@ -8,7 +8,7 @@ sometimes with no credentials or as a staff user without the control permission.
 checks that:
 - nothing answers 5xx; every answer's status is one the operation documents, and its
   body matches that response's schema (4xx: the BBS error shape);
-- a refused request changes nothing (the database's fingerprint is the same), and a
+- a refused write changes nothing (the database's fingerprint is the same), and a
   write by a non-operator is always refused (401/403; 404 when no route matched);
 - an accepted write is whole: exactly one audit entry, and a desired LRP it leaves has
   an ORDINARY row for every index below ``instances`` unless an instance was killed;
@@ -44,9 +44,10 @@ pytestmark = pytest.mark.django_db
 
 DOC = document()
 COMPONENTS = DOC["components"]["schemas"]
-# Examples per operation (after its documented example). About 100 keep the whole module
-# near 20 s on two cores; DIEGO_FUZZ_EXAMPLES raises it for a longer hunt.
-EXAMPLES = int(os.environ.get("DIEGO_FUZZ_EXAMPLES", "100"))
+# Examples per operation (after its documented example): 60 keep the module within
+# 10-30 s on two cores (SQLite idle, PostgreSQL beside the stack tests);
+# DIEGO_FUZZ_EXAMPLES raises it for a longer hunt.
+EXAMPLES = int(os.environ.get("DIEGO_FUZZ_EXAMPLES", "60"))
 # Examples must stay quick: the fuzz asks for at most 40 instances (the API allows 100,000).
 FUZZ_MAX_INSTANCES = 40
 
@@ -221,7 +222,8 @@ def test_no_500_and_no_half_applied_write(path, method, operation, fuzz_cluster,
             url = url.replace("{" + name + "}", quote(value, safe=""))
         if queries:
             url += "?" + urlencode(queries)
-        before = fingerprint()
+        writes = method != "get"
+        before = fingerprint() if writes else ""
         audits = AuditEntry.objects.count()
         response = client.generic(method.upper(), url, data=json.dumps(body) if body is not None else "",
                                   content_type="application/json",
@@ -240,14 +242,13 @@ def test_no_500_and_no_half_applied_write(path, method, operation, fuzz_cluster,
             frames = _read_stream(response, more).decode()
             assert frames.startswith(": diego-web BBS events\n\n"), (frames[:200], *where)
             assert not more or "\nid: " in frames, (frames[:200], *where)
-            assert fingerprint() == before, ("reading the stream changed the database", *where)
             return
         answer = json.loads(response.content)
         _check_answer(operation, status, answer, where)
         if status >= 400:
-            assert fingerprint() == before, ("a refused request changed the database", *where)
+            assert not writes or fingerprint() == before, ("a refused write changed the database", *where)
             return
-        if method != "get":
+        if writes:
             assert AuditEntry.objects.count() == audits + 1, where
             if path.startswith("/actual_lrps/"):
                 killed.add(values["process_guid"])
