@@ -44,10 +44,10 @@ pytestmark = pytest.mark.django_db
 
 DOC = document()
 COMPONENTS = DOC["components"]["schemas"]
-# Examples per operation (after its documented example): 60 keep the module within
-# 10-30 s on two cores (SQLite idle, PostgreSQL beside the stack tests);
+# Examples per operation (after its documented example): 80 keep the module within
+# 15-35 s on two cores (SQLite idle, PostgreSQL beside the stack tests);
 # DIEGO_FUZZ_EXAMPLES raises it for a longer hunt.
-EXAMPLES = int(os.environ.get("DIEGO_FUZZ_EXAMPLES", "60"))
+EXAMPLES = int(os.environ.get("DIEGO_FUZZ_EXAMPLES", "80"))
 # Examples must stay quick: the fuzz asks for at most 40 instances (the API allows 100,000).
 FUZZ_MAX_INSTANCES = 40
 
