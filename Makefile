@@ -18,7 +18,7 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check -q
 help:
 	@echo "make run    start diego-web (migrate, seed, redis, daphne, celery worker + beat)"
 	@echo "make test   run the whole test suite"
-	@echo "make lint   ruff"
+	@echo "make lint   ruff, and mypy on the typed packages"
 	@echo "make bench  the benchmark commands"
 
 # The venv is rebuilt whenever pyproject.toml is newer than the last install.
@@ -48,11 +48,17 @@ test: $(STAMP) chromium
 test-fast: $(STAMP)
 	@$(BIN)/python -m pytest -m "not browser and not processes" $(PYTEST_ARGS)
 
+# mypy checks these packages, each as strictly as its [[tool.mypy.overrides]] block in
+# pyproject.toml says. auction/sim is left out on purpose while it is being rewritten:
+# add it here (with its own overrides block) once it lands and passes.
+MYPY_PACKAGES := auction/engine auction/bbs
+
 lint: $(STAMP)
 	@$(BIN)/ruff check .
+	@$(BIN)/mypy $(MYPY_PACKAGES)
 
 bench: $(STAMP)
 	@$(BIN)/python -m auction.engine.bench
 
 clean:
-	rm -rf var/ .pytest_cache artifacts/
+	rm -rf var/ .pytest_cache .mypy_cache artifacts/

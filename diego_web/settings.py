@@ -164,6 +164,8 @@ LOGIN_URL = "/admin/login/"
 
 # --- redis: celery, channels, locks ----------------------------------------------------
 REDIS_SOCKET = VAR_DIR / "redis.sock"
+# One URL for every role; each role's database is counted from the URL's (see
+# diego_web/redis_urls.py): the bundled default and redis://host:6379/0 use 0-3.
 REDIS_URL = env_str("REDIS_URL", f"unix://{REDIS_SOCKET}")
 # True when make run / the tests must start the bundled redis-server themselves.
 REDIS_EMBEDDED = "REDIS_URL" not in os.environ

@@ -18,6 +18,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "diego_web.settings")
 def main(timeout: float = 30.0) -> int:
     from django.conf import settings
 
+    from diego_web.redis_urls import redact
+
     client = redis.Redis.from_url(settings.REDIS_STATE_URL, socket_connect_timeout=1)
     deadline = time.monotonic() + timeout
     while True:
@@ -26,7 +28,7 @@ def main(timeout: float = 30.0) -> int:
             return 0
         except (redis.ConnectionError, redis.TimeoutError, OSError):
             if time.monotonic() > deadline:
-                sys.stderr.write(f"Redis at {settings.REDIS_URL} did not answer within {timeout:.0f} s\n")
+                sys.stderr.write(f"Redis at {redact(settings.REDIS_URL)} did not answer within {timeout:.0f} s\n")
                 return 1
             time.sleep(0.1)
 

@@ -41,7 +41,7 @@ def _list(request: HttpRequest) -> JsonResponse:
 
 
 def _index(raw: str) -> int:
-    if not raw.isdigit() or len(raw) > 9:
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 9:  # "²".isdigit() too
         raise InvalidRequest("Invalid field: index")
     return int(raw)
 

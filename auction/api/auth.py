@@ -1,9 +1,10 @@
 """Who may call the API (issue 5): reads are public on the demo, writes need an operator.
 
-An operator is an active user with the ``auction.control`` permission (superusers
-have it), authenticated by a session (the browser; CSRF checked here) or by a
-per-operator token (scripts: ``Authorization: Bearer dw_…``, created in the admin or
-with ``manage.py api_token``).
+An operator is whoever ``auction.permissions.is_operator`` admits (the
+``auction.control`` permission; superusers have it, staff only when granted it),
+authenticated by a session (the browser; CSRF checked here) or by a per-operator token
+(scripts: ``Authorization: Bearer dw_…``, created in the admin or with
+``manage.py api_token``).
 """
 
 from __future__ import annotations
@@ -18,9 +19,8 @@ from django.utils import timezone
 
 from auction.models import ApiToken
 from auction.models.tokens import token_digest
+from auction.permissions import is_operator
 from auction.services.errors import BBSError
-
-CONTROL_PERMISSION = "auction.control"
 
 
 class Unauthorized(BBSError):
@@ -74,7 +74,7 @@ def operator(request: HttpRequest) -> Any:
         reason = _CsrfCheck(lambda r: None).process_view(request, None, (), {})
         if reason:
             raise Forbidden(f"CSRF check failed: {reason}")
-    if not user.has_perm(CONTROL_PERMISSION):
+    if not is_operator(user):
         raise Forbidden(f"user {user.get_username()} may not change the cluster "
                         "(needs the control permission)")
     return user

@@ -18,7 +18,7 @@ from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 
 from auction.api.auth import reader
-from auction.api.http import error_response, nanoseconds
+from auction.api.http import answers, error_response, nanoseconds
 from auction.models import BBSEvent
 from auction.services.errors import BBSError, InvalidRequest
 
@@ -63,7 +63,7 @@ def _start_id(request: HttpRequest) -> int | None:
     raw = request.headers.get("Last-Event-ID") or request.GET.get("after")
     if raw is None or raw == "":
         return None
-    if not raw.isdigit() or len(raw) > 18:
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 18:  # "²".isdigit() too
         raise InvalidRequest("Invalid field: after")
     return int(raw)
 
@@ -85,6 +85,7 @@ async def _frames(last_id: int, wanted: Callable[[str], bool]) -> AsyncIterator[
             yield ": keepalive\n\n"
 
 
+@answers("GET")
 async def events(request: HttpRequest) -> HttpResponse:
     try:
         await sync_to_async(reader)(request)

@@ -37,6 +37,18 @@ def error_response(error: BBSError) -> JsonResponse:
 
 
 Handler = Callable[..., JsonResponse]
+View = Callable[..., Any]
+
+
+def answers(*methods: str) -> Callable[[View], View]:
+    """Name the HTTP methods a hand-written view answers, as ``endpoint`` views do
+    (``view.methods``): the OpenAPI test compares them with the document."""
+
+    def mark(view: View) -> View:
+        view.methods = tuple(m.upper() for m in methods)  # type: ignore[attr-defined]
+        return view
+
+    return mark
 
 
 def endpoint(**handlers: Handler) -> Callable[..., JsonResponse]:
@@ -58,10 +70,16 @@ def endpoint(**handlers: Handler) -> Callable[..., JsonResponse]:
             response["Allow"] = ", ".join(allowed)
             return response
         try:
+            for name, value in kwargs.items():
+                # PostgreSQL cannot store or even compare a NUL; query values are refused
+                # the same way (query_text).
+                if isinstance(value, str) and "\x00" in value:
+                    raise InvalidRequest(f"Invalid field: {name}")
             return handler(request, **kwargs)
         except BBSError as error:
             return error_response(error)
 
+    view.methods = tuple(allowed)  # type: ignore[attr-defined]
     return view
 
 

@@ -1,90 +1,224 @@
 """The OpenAPI 3.1 document of /api/v1/, built from the same request tables the API checks.
 
 The document is what the schema-driven fuzz test reads, so a member added to a table
-is described and fuzzed without a second list to keep in step.
+is described and fuzzed without a second list to keep in step. It is kept complete by
+tests (tests/api/test_openapi.py): its operations must be exactly the ones the URL conf
+routes (``routed_operations``), each with a summary, a typed schema for every success
+body and the BBS error shape for every 4xx; the fuzz test checks every answer it gets
+against the schema of its status, and that it reached every operation.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.http import HttpRequest, JsonResponse
 
 from auction.api import schemas
 from auction.api.clock import CLOCK_CHANGE
-from auction.api.http import endpoint, ok
+from auction.api.http import MAX_PAGE_SIZE, endpoint, ok
 
-_ERROR = {
-    "type": "object", "required": ["error"],
-    "properties": {"error": {"type": "object", "required": ["type", "message"], "properties": {
-        "type": {"type": "string", "enum": [
-            "InvalidRequest", "ResourceNotFound", "ResourceExists", "Unauthorized",
-            "InvalidStateTransition"]},
-        "message": {"type": "string"}}}},
-}
-_MODIFICATION_TAG = {"type": "object", "properties": {"epoch": {"type": "string"},
-                                                       "index": {"type": "integer"}}}
-_ACTUAL_LRP = {"type": "object", "properties": {
-    "process_guid": {"type": "string"}, "instance_guid": {"type": "string"},
-    "cell_id": {"type": "string"}, "domain": {"type": "string"}, "index": {"type": "integer"},
-    "state": {"type": "string", "enum": ["UNCLAIMED", "CLAIMED", "RUNNING", "CRASHED"]},
-    "address": {"type": "string"},
-    "ports": {"type": "array", "items": {"type": "object", "properties": {
-        "container_port": {"type": "integer"}, "host_port": {"type": "integer"}}}},
-    "placement_error": {"type": "string"},
-    "since": {"type": "integer", "description": "Nanoseconds of the simulated clock."},
-    "presence": {"type": "string", "enum": ["ORDINARY", "EVACUATING", "SUSPECT"]},
-    "crash_count": {"type": "integer"}, "crash_reason": {"type": "string"},
-    "modification_tag": _MODIFICATION_TAG, "availability_zone": {"type": "string"},
-}}
+# -- schema helpers ---------------------------------------------------------------------
 
 
 def _ref(name: str) -> dict[str, str]:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
-def _answer(description: str, schema: dict[str, Any] | None = None) -> dict[str, Any]:
-    body = {"application/json": {"schema": schema or {"type": "object"}}}
-    return {"description": description, "content": body}
+def _record(required: bool = True, **properties: Any) -> dict[str, Any]:
+    """A closed object: every listed member present (when ``required``), no others."""
+    schema: dict[str, Any] = {"type": "object", "properties": properties,
+                              "additionalProperties": False}
+    if required and properties:
+        schema["required"] = list(properties)
+    return schema
+
+
+def _list(items: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "array", "items": items}
+
+
+def _nullable(kind: str, **extra: Any) -> dict[str, Any]:
+    return {"type": [kind, "null"], **extra}
+
+
+STRING = {"type": "string"}
+INTEGER = {"type": "integer"}
+NUMBER = {"type": "number"}
+BOOLEAN = {"type": "boolean"}
+STRINGS = _list(STRING)
+NANOSECONDS = {"type": "integer", "description": "Nanoseconds of the simulated clock (0: never)."}
+ISO_TIME = _nullable("string", description="Simulated time, ISO 8601 (UTC).")
+ANY_OBJECT = {"type": "object"}
+EMPTY = _record()
+
+ERROR_TYPES = ["InvalidRequest", "ResourceNotFound", "ResourceExists", "Unauthorized",
+               "InvalidStateTransition"]
+_ERROR = _record(error=_record(type={"type": "string", "enum": ERROR_TYPES}, message=STRING))
+_MODIFICATION_TAG = _record(epoch=STRING, index=INTEGER)
+_DESIRED_LRP = _record(
+    process_guid=STRING, domain=STRING, rootfs=STRING, instances=INTEGER, memory_mb=INTEGER,
+    disk_mb=INTEGER, max_pids=INTEGER, placement_tags=STRINGS, volume_drivers=STRINGS,
+    routes=ANY_OBJECT, annotation=STRING, ports=_list(INTEGER), start_timeout_ms=INTEGER,
+    modification_tag=_ref("ModificationTag"), start_delay_s=NUMBER, crash_probability=NUMBER,
+    crash_after_s=NUMBER,
+)
+_ACTUAL_LRP = _record(
+    process_guid=STRING, instance_guid=STRING, cell_id=STRING, domain=STRING, index=INTEGER,
+    state={"type": "string", "enum": ["UNCLAIMED", "CLAIMED", "RUNNING", "CRASHED"]},
+    address=STRING,
+    ports=_list(_record(container_port=INTEGER, host_port=INTEGER)),
+    placement_error=STRING,
+    since=NANOSECONDS,
+    presence={"type": "string", "enum": ["ORDINARY", "EVACUATING", "SUSPECT"]},
+    crash_count=INTEGER, crash_reason=STRING,
+    modification_tag=_ref("ModificationTag"), availability_zone=STRING,
+)
+_TASK = _record(
+    task_guid=STRING, domain=STRING,
+    state={"type": "string", "enum": ["PENDING", "RUNNING", "COMPLETED", "RESOLVING"]},
+    cell_id=STRING, created_at=NANOSECONDS, updated_at=NANOSECONDS,
+    first_completed_at=NANOSECONDS, failed=BOOLEAN, failure_reason=STRING, result=STRING,
+    rejection_count=INTEGER, rejection_reason=STRING, completion_callback_url=STRING,
+    rootfs=STRING, memory_mb=INTEGER, disk_mb=INTEGER, max_pids=INTEGER,
+    placement_tags=STRINGS, volume_drivers=STRINGS, annotation=STRING, duration_s=NUMBER,
+    placement_mode={"type": "string", "enum": ["diego", "otto"]},
+)
+_DOMAIN = _record(domain=STRING, ttl={"type": "number", "description": "Seconds; 0 = never."},
+                  expires_at=NANOSECONDS, fresh=BOOLEAN)
+_RESOURCES = _record(memory_mb=INTEGER, disk_mb=INTEGER, containers=INTEGER)
+_CELL = _record(
+    cell_id=STRING, zone=STRING, index=INTEGER,
+    state={"type": "string", "enum": ["healthy", "draining", "failed"]},
+    presence={"type": "boolean", "description": "Whether its presence is still registered."},
+    capacity=_ref("Resources"),
+    available={"oneOf": [_ref("Resources"), {"type": "null"}],
+               "description": "Free resources; null in a chaos action's answer."},
+    rootfs_providers=STRINGS, preloaded_rootfses=STRINGS, placement_tags=STRINGS,
+    optional_placement_tags=STRINGS, volume_drivers=STRINGS, evacuating=BOOLEAN,
+)
+_CLOCK = _record(
+    now={"type": "number", "description": "Sim seconds."}, now_ns=NANOSECONDS, display=STRING,
+    speed=NUMBER, paused=BOOLEAN, convergence_interval_s=NUMBER,
+    next_convergence_at=_nullable("number"),
+)
+_METRICS = _record(
+    at=_nullable("integer", description="The last convergence pass, ns; null before the first."),
+    metrics={"type": "object", "additionalProperties": NUMBER,
+             "description": "bbs.md 9 metrics of the last pass, by name."},
+    counters={"type": "object", "additionalProperties": INTEGER},
+)
+_OTTO_BID = _record(
+    bidder=STRING, kind=STRING, attempt=INTEGER, cost=NUMBER,
+    breakdown={"type": "object", "additionalProperties": NUMBER}, status=STRING, reason=STRING,
+    received_at=ISO_TIME, sent_at=ISO_TIME, skew_s=_nullable("number"), ready_in_s=NUMBER,
+    leader=BOOLEAN,
+)
+_OTTO_AUCTION = _record(
+    auction_id=STRING, task_guid=STRING, state=STRING,
+    lane={"type": "string", "enum": ["open", "awarded", "closed"]},
+    attempt=INTEGER, announcements=INTEGER, capabilities=ANY_OBJECT,
+    auction=_record(starts=ISO_TIME, ends=ISO_TIME),
+    closes_at=ISO_TIME, closed_at=ISO_TIME, next_announce_at=ISO_TIME,
+    leader=_nullable("string"), winner=_nullable("string"), cost=_nullable("number"),
+    start_by=ISO_TIME, started_at=ISO_TIME, started_cell=_nullable("string"),
+    failure_reason=STRING, note=STRING, unmet=STRINGS,
+    history=_list(_record(at=ISO_TIME, text=STRING)),
+    bids=_list(_ref("OttoBid")),
+)
+
+
+def _page(member: str, item: str) -> dict[str, Any]:
+    return _record(**{member: _list(_ref(item)), "next_page_token": _nullable("string")})
+
+
+# -- operation helpers ------------------------------------------------------------------
+
+
+def _answer(description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+_ERROR_WORDS = {
+    400: "InvalidRequest: the message names each failed check (bbs.md 1.2)",
+    401: "Unauthorized: no session or token (reads too when DIEGO_API_PUBLIC_READS=0)",
+    403: "Unauthorized: not an operator, or a session without its CSRF token",
+    404: "ResourceNotFound (also any path no route matches, e.g. a value with a /)",
+    409: "ResourceExists / InvalidStateTransition",
+}
 
 
 def _errors(*codes: int) -> dict[str, Any]:
-    words = {400: "InvalidRequest: the message names each failed check (bbs.md 1.2)",
-             401: "Unauthorized: no session or token", 403: "Unauthorized: not an operator, or CSRF",
-             404: "ResourceNotFound", 409: "ResourceExists / InvalidStateTransition"}
-    return {str(c): _answer(words[c], _ref("Error")) for c in codes}
+    return {str(c): _answer(_ERROR_WORDS[c], _ref("Error")) for c in codes}
 
 
 _WRITE = [{"token": []}, {"session": []}]
 _PAGING = [
-    {"name": "page_size", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 1000}},
-    {"name": "page_token", "in": "query", "schema": {"type": "string"},
+    {"name": "page_size", "in": "query",
+     "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE}},
+    {"name": "page_token", "in": "query", "schema": STRING,
      "description": "next_page_token of the previous page."},
 ]
 
 
-def _path(name: str) -> dict[str, Any]:
-    return {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+# Examples name the demo cluster (scenario seed-example, what `make run` seeds); the
+# fuzz test sends each operation's examples first and expects a success.
+def _path(name: str, example: str) -> dict[str, Any]:
+    return {"name": name, "in": "path", "required": True, "schema": STRING, "example": example}
 
 
 def _query(name: str, kind: str = "string", **extra: Any) -> dict[str, Any]:
     return {"name": name, "in": "query", "schema": {"type": kind, **extra}}
 
 
-def _body(schema_name: str) -> dict[str, Any]:
-    return {"required": True, "content": {"application/json": {"schema": _ref(schema_name)}}}
+def _body(schema_name: str, example: dict[str, Any]) -> dict[str, Any]:
+    return {"required": True, "content": {"application/json": {"schema": _ref(schema_name),
+                                                               "example": example}}}
+
+
+def _read(op_id: str, summary: str, answer: dict[str, Any], *codes: int, login: bool = True,
+          **extra: Any) -> dict[str, Any]:
+    """A GET: public on the demo, 401 when reads need a login (``login``)."""
+    codes = (*codes, 401) if login else codes
+    return {"operationId": op_id, "summary": summary, **extra,
+            "responses": {"200": answer, **_errors(*sorted(set(codes)))}}
+
+
+def _write(op_id: str, summary: str, status: int, answer: dict[str, Any], *codes: int,
+           **extra: Any) -> dict[str, Any]:
+    """A write: an operator's (401 without credentials, 403 without the permission)."""
+    return {"operationId": op_id, "summary": summary, "security": _WRITE, **extra,
+            "responses": {str(status): answer, **_errors(*sorted({400, 401, 403, *codes}))}}
 
 
 def document() -> dict[str, Any]:
-    write_errors = _errors(400, 401, 403)
+    doc = _document()
+    for item in doc["paths"].values():
+        if any(p["in"] == "path" for p in item.get("parameters", [])):
+            for method, op in item.items():
+                if method in HTTP_METHODS:
+                    # A path value with a NUL is an InvalidRequest (endpoint()), one with
+                    # a / matches no route (ResourceNotFound), whatever the operation.
+                    op["responses"].update({code: answer for code, answer in _errors(400, 404).items()
+                                            if code not in op["responses"]})
+                    op["responses"] = dict(sorted(op["responses"].items()))
+    return doc
+
+
+def _document() -> dict[str, Any]:
+    cell_verbs = (("fail", "Fail a cell: its presence lapses 10-15 sim-s later", "failed"),
+                  ("restore", "Restore a failed or draining cell", "restored"),
+                  ("drain", "Drain a cell: evacuate its instances", "draining"))
     return {
         "openapi": "3.1.0",
         "info": {
             "title": "diego-web BBS API", "version": "1",
             "description": "A JSON API shaped like Diego's BBS external API. Times are "
                            "nanoseconds of the simulated clock. Reads are public on the demo; "
-                           "writes need an operator (session with CSRF, or "
-                           "`Authorization: Bearer <token>`).",
+                           "writes need an operator (the control permission; session with "
+                           "CSRF, or `Authorization: Bearer <token>`). Errors are "
+                           '`{"error": {"type", "message"}}`.',
         },
         "servers": [{"url": "/api/v1"}],
         "components": {
@@ -94,112 +228,177 @@ def document() -> dict[str, Any]:
             },
             "schemas": {
                 "Error": _ERROR,
-                "DesiredLRP": schemas.schema_of(schemas.DESIRED_LRP),
+                "DesiredLRPRequest": schemas.schema_of(schemas.DESIRED_LRP),
                 "DesiredLRPUpdateRequest": schemas.schema_of(schemas.DESIRED_LRP_UPDATE),
-                "Task": schemas.schema_of(schemas.TASK),
+                "TaskRequest": schemas.schema_of(schemas.TASK),
                 "DomainUpsert": schemas.schema_of(schemas.DOMAIN_UPSERT),
                 "ClockChange": schemas.schema_of(CLOCK_CHANGE),
+                "ModificationTag": _MODIFICATION_TAG,
+                "DesiredLRP": _DESIRED_LRP,
                 "ActualLRP": _ACTUAL_LRP,
+                "Task": _TASK,
+                "Domain": _DOMAIN,
+                "Resources": _RESOURCES,
+                "Cell": _CELL,
+                "Clock": _CLOCK,
+                "Metrics": _METRICS,
+                "OttoBid": _OTTO_BID,
+                "OttoAuction": _OTTO_AUCTION,
             },
         },
         "paths": {
+            "/": {"get": _read("getIndex", "The API's resources and this document's address",
+                               _answer("Index", _record(openapi=STRING, resources=STRINGS)),
+                               login=False)},
+            "/openapi.json": {"get": _read(
+                "getOpenAPI", "This OpenAPI document",
+                _answer("OpenAPI 3.1", {"type": "object", "required": ["openapi", "info", "paths"]}),
+                login=False)},
             "/desired_lrps": {
-                "get": {"operationId": "listDesiredLRPs",
-                        "parameters": [_query("domain"), _query("process_guid"), *_PAGING],
-                        "responses": {"200": _answer("A page of desired LRPs"), **_errors(400)}},
-                "post": {"operationId": "desireLRP", "security": _WRITE,
-                         "requestBody": _body("DesiredLRP"),
-                         "responses": {"201": _answer("Desired; one UNCLAIMED instance per index"),
-                                       **write_errors, **_errors(409)}},
+                "get": _read("listDesiredLRPs", "List desired LRPs, by domain or process_guid",
+                             _answer("A page of desired LRPs", _page("desired_lrps", "DesiredLRP")),
+                             400, parameters=[_query("domain"), _query("process_guid"), *_PAGING]),
+                "post": _write("desireLRP", "Desire an LRP (DesireLRP)", 201,
+                               _answer("Desired; one UNCLAIMED instance per index",
+                                       _record(desired_lrp=_ref("DesiredLRP"))),
+                               409, requestBody=_body("DesiredLRPRequest", {
+                                   "process_guid": "web", "domain": "cf-apps",
+                                   "rootfs": "preloaded:cflinuxfs4", "instances": 3,
+                                   "memory_mb": 128, "disk_mb": 256, "ports": [8080]})),
             },
             "/desired_lrps/{process_guid}": {
-                "parameters": [_path("process_guid")],
-                "get": {"operationId": "getDesiredLRP",
-                        "responses": {"200": _answer("The desired LRP"), **_errors(404)}},
-                "patch": {"operationId": "updateDesiredLRP", "security": _WRITE,
-                          "requestBody": _body("DesiredLRPUpdateRequest"),
-                          "responses": {"200": _answer("Updated; scale-down retires at once"),
-                                        **write_errors, **_errors(404)}},
-                "delete": {"operationId": "removeDesiredLRP", "security": _WRITE,
-                           "responses": {"200": _answer("Removed"), **write_errors, **_errors(404)}},
+                "parameters": [_path("process_guid", "lrp-a")],
+                "get": _read("getDesiredLRP", "One desired LRP by process_guid",
+                             _answer("The desired LRP", _record(desired_lrp=_ref("DesiredLRP"))), 404),
+                "patch": _write("updateDesiredLRP", "Update instances, routes or annotation", 200,
+                                _answer("Updated; scale-down retires at once",
+                                        _record(desired_lrp=_ref("DesiredLRP"))),
+                                404, requestBody=_body("DesiredLRPUpdateRequest", {"instances": 2})),
+                "delete": _write("removeDesiredLRP", "Remove a desired LRP and its instances", 200,
+                                 _answer("Removed", EMPTY), 404),
             },
             "/actual_lrps": {
-                "get": {"operationId": "listActualLRPs",
-                        "parameters": [_query("domain"), _query("process_guid"),
-                                       _query("index", "integer"), _query("cell_id"),
-                                       _query("state"), _query("presence"), *_PAGING],
-                        "responses": {"200": _answer("A page of actual LRPs", {
-                            "type": "object", "properties": {
-                                "actual_lrps": {"type": "array", "items": _ref("ActualLRP")},
-                                "next_page_token": {"type": ["string", "null"]}}}),
-                            **_errors(400)}},
+                "get": _read("listActualLRPs", "List actual LRPs (instances) with the seed's filters",
+                             _answer("A page of actual LRPs", _page("actual_lrps", "ActualLRP")), 400,
+                             parameters=[_query("domain"), _query("process_guid"),
+                                         _query("index", "integer"), _query("cell_id"),
+                                         _query("state"), _query("presence"), *_PAGING]),
             },
             "/actual_lrps/{process_guid}/{index}": {
-                "parameters": [_path("process_guid"), _path("index")],
-                "delete": {"operationId": "killActualLRP", "security": _WRITE,
-                           "description": "Retire the instance; convergence restarts it.",
-                           "responses": {"200": _answer("Killed"), **write_errors, **_errors(404)}},
+                "parameters": [_path("process_guid", "lrp-a"), _path("index", "0")],
+                "delete": _write("killActualLRP", "Kill one instance (RetireActualLRP)", 200,
+                                 _answer("Killed", EMPTY), 404,
+                                 description="Retire the instance; convergence restarts it."),
             },
             "/domains": {
-                "get": {"operationId": "listDomains",
-                        "responses": {"200": _answer("Fresh domains by name, and all with expiry")}},
+                "get": _read("listDomains", "Fresh domains, and every domain with its expiry",
+                             _answer("Domains", _record(domains=STRINGS, all=_list(_ref("Domain"))))),
             },
             "/domains/{domain}": {
-                "parameters": [_path("domain")],
-                "put": {"operationId": "upsertDomain", "security": _WRITE,
-                        "requestBody": _body("DomainUpsert"),
-                        "responses": {"200": _answer("Upserted"), **write_errors}},
+                "parameters": [_path("domain", "cf-apps")],
+                "put": _write("upsertDomain", "Upsert a domain with a TTL (UpsertDomain)", 200,
+                              _answer("Upserted", _record(domain=_ref("Domain"))), 404,
+                              requestBody=_body("DomainUpsert", {"ttl": 120}),
+                              description="An empty domain (`PUT /domains/`) is refused with "
+                                          "`Invalid field: domain`."),
             },
             "/tasks": {
-                "get": {"operationId": "listTasks",
-                        "parameters": [_query("domain"), _query("cell_id"), _query("state"), *_PAGING],
-                        "responses": {"200": _answer("A page of tasks"), **_errors(400)}},
-                "post": {"operationId": "desireTask", "security": _WRITE, "requestBody": _body("Task"),
-                         "responses": {"201": _answer("Desired, PENDING"), **write_errors,
-                                       **_errors(409)}},
+                "get": _read("listTasks", "List tasks, by domain, cell or state",
+                             _answer("A page of tasks", _page("tasks", "Task")), 400,
+                             parameters=[_query("domain"), _query("cell_id"), _query("state"),
+                                         *_PAGING]),
+                "post": _write("desireTask", "Desire a task (DesireTask)", 201,
+                               _answer("Desired, PENDING", _record(task=_ref("Task"))),
+                               409, requestBody=_body("TaskRequest", {
+                                   "task_guid": "report", "domain": "cf-tasks",
+                                   "rootfs": "docker:///busybox", "memory_mb": 64,
+                                   "duration_s": 600})),
             },
             "/tasks/{task_guid}": {
-                "parameters": [_path("task_guid")],
-                "get": {"operationId": "getTask", "responses": {"200": _answer("The task"),
-                                                                 **_errors(404)}},
-                "delete": {"operationId": "deleteTask", "security": _WRITE,
-                           "description": "Resolve and delete a COMPLETED task.",
-                           "responses": {"200": _answer("Deleted"), **write_errors,
-                                         **_errors(404, 409)}},
+                # task-d once it completed: only a COMPLETED task can be deleted.
+                "parameters": [_path("task_guid", "task-d")],
+                "get": _read("getTask", "One task by task_guid",
+                             _answer("The task", _record(task=_ref("Task"))), 404),
+                "delete": _write("deleteTask", "Resolve and delete a COMPLETED task", 200,
+                                 _answer("Deleted", EMPTY), 404, 409),
             },
             "/tasks/{task_guid}/cancel": {
-                "parameters": [_path("task_guid")],
-                "post": {"operationId": "cancelTask", "security": _WRITE,
-                         "responses": {"200": _answer("COMPLETED, failed: task was cancelled"),
-                                       **write_errors, **_errors(404, 409)}},
+                "parameters": [_path("task_guid", "task-c")],
+                "post": _write("cancelTask", "Cancel a task (CancelTask)", 200,
+                               _answer("COMPLETED, failed: task was cancelled",
+                                       _record(task=_ref("Task"))), 404, 409),
             },
-            "/cells": {"get": {"operationId": "listCells",
-                               "responses": {"200": _answer("Cell presences and free resources")}}},
+            "/cells": {"get": _read("listCells", "Cell presences, capacity and free resources",
+                                    _answer("Cells", _record(cells=_list(_ref("Cell")))))},
             **{f"/cells/{{cell_id}}/{verb}": {
-                "parameters": [_path("cell_id")],
-                "post": {"operationId": f"{verb}Cell", "security": _WRITE,
-                         "responses": {"200": _answer(f"Cell {done}"), **write_errors,
-                                       **_errors(404)}},
-            } for verb, done in (("fail", "failed"), ("restore", "restored"), ("drain", "draining"))},
+                "parameters": [_path("cell_id", "cell-1")],
+                "post": _write(f"{verb}Cell", summary, 200,
+                               _answer(f"Cell {done}", _record(cell=_ref("Cell"))), 404),
+            } for verb, summary, done in cell_verbs},
             "/clock": {
-                "get": {"operationId": "getClock", "responses": {"200": _answer("The sim clock")}},
-                "post": {"operationId": "changeClock", "security": _WRITE,
-                         "requestBody": _body("ClockChange"),
-                         "responses": {"200": _answer("Changed"), **write_errors}},
+                "get": _read("getClock", "The simulated clock",
+                             _answer("The sim clock", _record(clock=_ref("Clock")))),
+                "post": _write("changeClock", "Pause, resume, set the speed or step the clock", 200,
+                               _answer("Changed", _record(clock=_ref("Clock"))),
+                               requestBody=_body("ClockChange", {"speed": 10})),
             },
-            "/events": {"get": {
-                "operationId": "streamEvents",
-                "description": "Server-sent BBS events (bbs.md 8): id, event type, JSON data. "
-                               "Resume with Last-Event-ID or ?after=.",
-                "parameters": [_query("stream", enum=["all", "lrp_instances", "lrps", "tasks"]),
-                               _query("after", "integer")],
-                "responses": {"200": {"description": "text/event-stream",
-                                      "content": {"text/event-stream": {"schema": {"type": "string"}}}},
-                              **_errors(400)}}},
-            "/metrics": {"get": {"operationId": "getMetrics",
-                                 "responses": {"200": _answer("bbs.md 9 metrics and counters")}}},
+            "/events": {"get": _read(
+                "streamEvents", "Server-sent BBS events, like cfdot watch",
+                {"description": "text/event-stream: `id:`, `event:` and `data:` (JSON) per event",
+                 "content": {"text/event-stream": {"schema": STRING}}},
+                400,
+                description="Server-sent BBS events (bbs.md 8): id, event type, JSON data. "
+                            "Resume with Last-Event-ID or ?after=.",
+                parameters=[_query("stream", enum=["all", "lrp_instances", "lrps", "tasks"]),
+                            _query("after", "integer", minimum=0),
+                            {"name": "Last-Event-ID", "in": "header", "schema": STRING}])},
+            "/metrics": {"get": _read("getMetrics", "The bbs.md 9 metrics and the counters",
+                                      _answer("Metrics", _ref("Metrics")))},
+            "/open_auctions": {"get": _read(
+                "listOpenAuctions", "Otto's open auctions with their bids (the /otto/ board)",
+                _answer("Open auctions", _record(open_auctions=_list(_ref("OttoAuction")))))},
+            "/auctions/{auction_id}": {
+                "parameters": [_path("auction_id", "a-1")],
+                "get": _read("getAuction", "One Otto auction, open or closed",
+                             _answer("The auction", _record(auction=_ref("OttoAuction"))), 404),
+            },
         },
     }
+
+
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+# A route whose URL is one value of a documented template: ``domains/`` is
+# ``/domains/{domain}`` with an empty domain (Django's <str:…> never matches "").
+ROUTE_ALIASES = {"/domains/": "/domains/{domain}"}
+_CONVERTER = re.compile(r"<(?:\w+:)?(\w+)>")
+
+
+def documented_operations(doc: dict[str, Any] | None = None) -> set[tuple[str, str]]:
+    """(path, METHOD) for every operation of the document."""
+    doc = doc or document()
+    return {(path, method.upper()) for path, item in doc["paths"].items()
+            for method in item if method in HTTP_METHODS}
+
+
+def routed_operations() -> set[tuple[str, str]]:
+    """(path, METHOD) for every route of auction/api/urls.py, in the document's spelling.
+
+    Each view names its methods (``endpoint`` does it; ``answers`` for the rest); the
+    catch-all JSON 404 is not an operation.
+    """
+    from auction.api.urls import not_found, urlpatterns
+
+    found: set[tuple[str, str]] = set()
+    for pattern in urlpatterns:
+        if pattern.callback is not_found:
+            continue
+        path = "/" + _CONVERTER.sub(r"{\1}", str(pattern.pattern))
+        path = ROUTE_ALIASES.get(path, path)
+        methods = getattr(pattern.callback, "methods", None)
+        if not methods:
+            raise AssertionError(f"{path}: its view names no methods (use endpoint() or answers())")
+        found.update((path, method) for method in methods)
+    return found
 
 
 def _get(request: HttpRequest) -> JsonResponse:

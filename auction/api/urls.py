@@ -13,16 +13,19 @@ from auction.api import (
     otto,
     tasks,
 )
-from auction.api.http import error_response, ok
+from auction.api.http import endpoint, error_response, ok
 from auction.services.errors import ResourceNotFound
 
 app_name = "api"
 
 
-def index(request: HttpRequest) -> JsonResponse:
+def _index(request: HttpRequest) -> JsonResponse:
     return ok({"openapi": "/api/v1/openapi.json", "resources": [
         "desired_lrps", "actual_lrps", "domains", "tasks", "cells", "clock", "metrics", "events",
         "open_auctions"]})
+
+
+index = endpoint(get=_index)
 
 
 def not_found(request: HttpRequest, rest: str = "") -> JsonResponse:

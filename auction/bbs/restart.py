@@ -29,7 +29,7 @@ def backoff_s(crash_count: int) -> float:
     if crash_count >= MAX_RESTART_ATTEMPTS:
         return math.inf
     exponent = min(crash_count - IMMEDIATE_RESTARTS - 1, MAX_BACKOFF_EXPONENT)
-    return BACKOFF_BASE_S * (2**exponent)
+    return BACKOFF_BASE_S * 2.0**exponent
 
 
 def restarts_immediately(crash_count: int) -> bool:

@@ -71,7 +71,7 @@ def order_batch(items: Sequence[WorkItem], go_compat: bool = False) -> list[Work
     rest: list[LRPWork] = []
     for item in items:
         if type(item) is LRPWork:
-            (first if item.index == 0 else rest).append(item)  # type: ignore[arg-type]
+            (first if item.index == 0 else rest).append(item)
         else:
             tasks.append(item)
     # sorted() is stable: equal keys keep their batch order (conformance.md 1).
@@ -95,9 +95,9 @@ def order_batch_go(items: Sequence[WorkItem]) -> list[WorkItem]:
     # One integer per LRP so the port compares ints: with span > every memory,
     # index * span - memory orders exactly as Diego's two-field Less.
     span = max((i.memory_mb for i in lrps), default=0) + 1
-    lrps = go_sort_by_key(lrps, lambda i: i.index * span - i.memory_mb)  # type: ignore[union-attr]
+    lrps = go_sort_by_key(lrps, lambda i: i.index * span - i.memory_mb)
     tasks = go_sort_by_key(tasks, _neg_memory)
-    cut = next((n for n, lrp in enumerate(lrps) if lrp.index > 0), 0)  # type: ignore[union-attr]
+    cut = next((n for n, lrp in enumerate(lrps) if lrp.index > 0), 0)
     return [*lrps[:cut], *tasks, *lrps[cut:]]
 
 

@@ -56,12 +56,12 @@ def commit(free: Resources, proxy_memory_mb: int, work: Sequence[WorkItem],
             accepted.append(item)
         else:
             rejected.append(item)
-    for item in tasks:
-        if item.memory_mb <= mem and item.disk_mb <= disk and containers >= 1:
-            mem, disk, containers = mem - item.memory_mb, disk - item.disk_mb, containers - 1
-            accepted.append(item)
+    for task in tasks:
+        if task.memory_mb <= mem and task.disk_mb <= disk and containers >= 1:
+            mem, disk, containers = mem - task.memory_mb, disk - task.disk_mb, containers - 1
+            accepted.append(task)
         else:
-            rejected.append(item)
+            rejected.append(task)
     return CommitOutcome(tuple(accepted), tuple(rejected))
 
 

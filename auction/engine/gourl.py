@@ -136,11 +136,13 @@ def go_quote(s: str | bytes) -> str:
     """
     if isinstance(s, str):
         try:
-            s = s.encode("utf-8", "surrogateescape")
+            raw = s.encode("utf-8", "surrogateescape")
         except UnicodeEncodeError:
-            s = s.encode("utf-8", "surrogatepass")
+            raw = s.encode("utf-8", "surrogatepass")
+    else:
+        raw = s
     out = ['"']
-    for ch in s.decode("utf-8", "surrogateescape"):
+    for ch in raw.decode("utf-8", "surrogateescape"):
         r = ord(ch)
         if 0xDC80 <= r <= 0xDCFF:  # an undecodable byte
             out.append(f"\\x{r - 0xDC00:02x}")

@@ -67,6 +67,7 @@ def drive(state: AuctionState, items: Sequence[WorkItem], config: AuctionConfig,
         order.append(ident)
         fc: FilterClass | None = None
         found = None
+        error: str | None
         if not cell_ids:
             error = ERR_NO_CELLS
         elif cap > 0 and state.in_flight >= cap:
@@ -84,7 +85,8 @@ def drive(state: AuctionState, items: Sequence[WorkItem], config: AuctionConfig,
         if explain:  # recorded before the reservation: the state the decision saw
             notes.append(_note(state, item, len(order) - 1, fc, found, config, error, choose))
         if found is None:
-            failures[ident] = error  # type: ignore[assignment]
+            assert error is not None  # nothing found: the filter or the fit said why
+            failures[ident] = error
         else:
             pos, score = found
             reserve(pos, item)

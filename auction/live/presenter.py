@@ -1,7 +1,8 @@
 """The presenter (dashboard.md C5): one per world, and the state followers mirror.
 
 The lock is a Redis key per world naming the holder; holding it needs the ``present``
-permission, and taking it from someone else needs an explicit confirmation. The
+permission, and taking it from someone else needs an explicit confirmation. Releasing
+someone else's lock is an operator's override (``auction.permissions.is_operator``). The
 presenter's page reports its view, query (filters, mode, zone), selection and step
 over its socket; the state goes out to ``w.<world>.presenter`` as one fragment, so it
 rides the coalescer like every other frame (within 1 s: a 250 ms tick plus a 250 ms
@@ -20,6 +21,7 @@ from django.template.loader import render_to_string
 
 from auction.live.groups import group
 from auction.live.publish import key_prefix, publish_html, state_redis
+from auction.permissions import is_operator
 
 PERMISSION = "auction.present"
 FIELDS = ("view", "query", "sel", "step")
@@ -75,7 +77,7 @@ def presenter_take(user: Any, *, confirm: bool = False) -> Presenter:
 
 def presenter_release(user: Any) -> None:
     held = current_presenter()
-    if held is not None and (held.user_id == user.pk or user.is_superuser):
+    if held is not None and (held.user_id == user.pk or is_operator(user)):
         state_redis().delete(_key())
         publish_html(group("presenter"), presenter_banner())
 

@@ -82,7 +82,8 @@ def compare_page(request: HttpRequest) -> HttpResponse:
         if name not in scenarios.available():
             raise CompareError(f"unknown scenario {name!r}; known: {', '.join(scenarios.available())}")
         seed_raw = params.get("seed", "").strip()
-        if seed_raw and not seed_raw.lstrip("-").isdigit():
+        digits = seed_raw.lstrip("-")
+        if seed_raw and not (digits.isascii() and digits.isdigit()):  # "²".isdigit() too
             raise CompareError(f"seed: expected an integer, got {seed_raw[:40]!r}")
         seed = int(seed_raw) if seed_raw else None
         until = _number(request, "t", 60.0)

@@ -1,22 +1,21 @@
 """Operator controls (dashboard.md C1, C2, C4, D3): thin POST views over the services.
 
-Each needs a signed-in user with the ``auction.control`` permission (staff and
-superusers have it), a CSRF token, and answers with a short status line for htmx
-(or a redirect back without JavaScript). Bad input is a 400 with the BBS's words.
+Each needs an operator (``auction.permissions.is_operator``: the ``auction.control``
+permission, which superusers have and staff only when granted), a CSRF token, and
+answers with a short status line for htmx (or a redirect back without JavaScript). Bad input is a 400 with the BBS's words.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from auction.api.auth import CONTROL_PERMISSION
+from auction.permissions import is_operator
 from auction.services import operator
 from auction.services.auction_settings import auction_settings_update
 from auction.services.cells import chaos_run
@@ -24,12 +23,6 @@ from auction.services.errors import BBSError, InvalidRequest
 from auction.sim.chaos import ACTIONS
 
 SOURCE = operator.SOURCE
-
-
-def can_control(user: Any) -> bool:
-    """The ``auction.control`` permission (the API's too), or staff: operators by role."""
-    return bool(user.is_authenticated and user.is_active
-                and (user.is_staff or user.is_superuser or user.has_perm(CONTROL_PERMISSION)))
 
 
 def _answer(request: HttpRequest, message: str, status: int = 200) -> HttpResponse:
@@ -50,7 +43,7 @@ def control(view: Callable[[HttpRequest], str]) -> Callable[[HttpRequest], HttpR
     def wrapped(request: HttpRequest) -> HttpResponse:
         if not request.user.is_authenticated:
             return _answer(request, "sign in to use the controls (admin login)", 403)
-        if not can_control(request.user):
+        if not is_operator(request.user):
             return _answer(request, "you need the control permission", 403)
         try:
             return _answer(request, view(request))

@@ -6,11 +6,11 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
+from auction.permissions import is_operator
 from auction.selectors import panel as selectors
 from auction.selectors.clock import clock_view
 from auction.services import cells as chaos
 from auction.services.errors import BBSError
-from auction.views.controls import can_control
 
 # The panel's buttons: the registry's cell actions (``auction.sim.chaos``).
 CELL_ACTIONS = {"drain": "cell_drain", "fail": "cell_fail", "restore": "cell_restore"}
@@ -43,7 +43,7 @@ def task_panel(request: HttpRequest, guid: str) -> HttpResponse:
 
 
 def _can_control(request: HttpRequest) -> bool:
-    return can_control(request.user)  # the same operators as the page controls and the API
+    return is_operator(request.user)  # the same operators as the page controls and the API
 
 
 def cell_panel(request: HttpRequest, cell_id: str) -> HttpResponse:

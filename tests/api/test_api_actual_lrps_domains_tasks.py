@@ -85,6 +85,7 @@ def test_killing_an_instance_keeps_desired_state_and_convergence_restarts_it(api
     assert back.state == "RUNNING" and back.instance_guid != victim.instance_guid
     assert api("DELETE", "actual_lrps/lrp-a/7")[0] == 404
     assert api("DELETE", "actual_lrps/lrp-a/-1")[0] == 400
+    assert api("DELETE", "actual_lrps/lrp-a/%C2%B2")[0] == 400  # "²".isdigit(), yet no int
     assert api("DELETE", "actual_lrps/lrp-a/99999999999999999999")[0] == 400
 
 

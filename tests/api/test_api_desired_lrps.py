@@ -198,3 +198,14 @@ def test_wrong_method_is_405_json(api, cluster) -> None:
 def test_unknown_paths_are_json_404(api) -> None:
     status, body = api("GET", "nothing/here")
     assert status == 404 and body["error"]["type"] == "ResourceNotFound"
+
+
+@pytest.mark.parametrize(("method", "path", "field"), [
+    ("GET", "desired_lrps/web%00", "process_guid"), ("PATCH", "desired_lrps/%00", "process_guid"),
+    ("DELETE", "tasks/t%00", "task_guid"), ("POST", "cells/%00/fail", "cell_id"),
+    ("GET", "auctions/a-%00", "auction_id"), ("PUT", "domains/%00", "domain"),
+])
+def test_a_nul_in_the_path_is_invalid_not_a_500(api, cluster, method, path, field) -> None:
+    """PostgreSQL cannot even compare a NUL: refused before any lookup, as in a query."""
+    assert api(method, path, {}) == (400, {"error": {"type": "InvalidRequest",
+                                                     "message": f"Invalid field: {field}"}})

@@ -33,7 +33,7 @@ def test_frames_carry_id_type_and_json_data(api, cluster) -> None:
 
 def test_bad_stream_parameters_are_400() -> None:
     client = Client()
-    for query in ("stream=everything", "after=-1", "after=x"):
+    for query in ("stream=everything", "after=-1", "after=x", "after=%C2%B2"):
         response = client.get(f"/api/v1/events?{query}")
         assert response.status_code == 400, query
         assert json.loads(response.content)["error"]["type"] == "InvalidRequest"

@@ -1,52 +1,65 @@
 """Schema-driven fuzz of /api/v1/ from its own OpenAPI document (issue 5).
 
-For every operation of the document, hypothesis sends bodies drawn from the
-operation's JSON Schema (``from_schema`` below reads the document's subset), bodies with members of any JSON type,
-arbitrary JSON, and path/query values of any text. It checks that:
-- nothing answers 5xx, and every answer is JSON; every 4xx carries a BBS error;
-- a refused request changes nothing (the database's fingerprint is the same);
+For every operation of the document (the event stream included), hypothesis first sends
+the operation's documented examples, then bodies drawn from the operation's JSON Schema
+(``from_schema`` below reads the document's subset), bodies with members of any JSON
+type, arbitrary JSON, and path/query/header values of any text; mostly as an operator,
+sometimes with no credentials or as a staff user without the control permission. It
+checks that:
+- nothing answers 5xx; every answer's status is one the operation documents, and its
+  body matches that response's schema (4xx: the BBS error shape);
+- a refused write changes nothing (the database's fingerprint is the same), and a
+  write by a non-operator is always refused (401/403; 404 when no route matched);
 - an accepted write is whole: exactly one audit entry, and a desired LRP it leaves has
-  an ORDINARY row for every index below ``instances`` unless an instance was killed.
+  an ORDINARY row for every index below ``instances`` unless an instance was killed;
+- every operation answered at least one success, and the operations exercised are
+  exactly the document's.
+
+The cluster is seed-example on a paused clock, with task-d cancelled (COMPLETED, so it
+can be deleted) and one Otto auction with two bids.
 """
 
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
+import os
+from collections import defaultdict
 from typing import Any
 from urllib.parse import quote, urlencode
 
 import pytest
+from asgiref.sync import async_to_sync
+from django.db import transaction
 from django.test import Client
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from auction.api.openapi import document
-from auction.models import (
-    ActualLRP,
-    AuditEntry,
-    Cell,
-    DesiredLRP,
-    Domain,
-    PendingWork,
-    SimClock,
-    Task,
-)
+from auction.api.openapi import HTTP_METHODS, document, documented_operations
+from auction.models import ActualLRP, AuditEntry, BBSEvent, DesiredLRP
+from tests.api.cluster_state import fingerprint
+from tests.api.json_schema import errors as schema_errors
 
 pytestmark = pytest.mark.django_db
 
 DOC = document()
+COMPONENTS = DOC["components"]["schemas"]
+# Examples per operation (after its documented example): 80 keep the module within
+# 15-35 s on two cores (SQLite idle, PostgreSQL beside the stack tests);
+# DIEGO_FUZZ_EXAMPLES raises it for a longer hunt.
+EXAMPLES = int(os.environ.get("DIEGO_FUZZ_EXAMPLES", "80"))
 # Examples must stay quick: the fuzz asks for at most 40 instances (the API allows 100,000).
 FUZZ_MAX_INSTANCES = 40
 
 KNOWN_IDS = ["lrp-a", "lrp-b", "task-c", "task-d", "cf-apps", "cell-1", "web", "0", "1"]
 text = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=30)
-path_value = st.one_of(st.sampled_from(KNOWN_IDS), text.filter(lambda s: s not in ("", ".", "..")))
 json_leaf = st.one_of(st.none(), st.booleans(), st.integers(-(2**40), 2**40),
                       st.floats(allow_nan=False, allow_infinity=False), text)
 any_json = st.recursive(json_leaf, lambda inner: st.one_of(
     st.lists(inner, max_size=4), st.dictionaries(text, inner, max_size=4)), max_leaves=12)
+
+# (path, METHOD) → the statuses it answered; read by the last test of the module.
+SEEN: dict[tuple[str, str], set[int]] = defaultdict(set)
 
 
 def from_schema(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
@@ -80,7 +93,7 @@ def from_schema(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
 def _resolve(schema: dict[str, Any]) -> dict[str, Any]:
     ref = schema.get("$ref")
     if ref:
-        return copy.deepcopy(DOC["components"]["schemas"][ref.rsplit("/", 1)[1]])
+        return copy.deepcopy(COMPONENTS[ref.rsplit("/", 1)[1]])
     return copy.deepcopy(schema)
 
 
@@ -99,26 +112,8 @@ def _streams(op: dict[str, Any]) -> bool:
 
 
 def _operations() -> list[tuple[str, str, dict[str, Any]]]:
-    """Every operation but the endless event stream (its own tests read it with curl)."""
     return [(path, method, op) for path, item in DOC["paths"].items()
-            for method, op in item.items() if method != "parameters" and not _streams(op)]
-
-
-def fingerprint() -> str:
-    digest = hashlib.sha256()
-    for model, fields in (
-        (DesiredLRP, ("process_guid", "instances", "routes", "annotation", "modification_tag_index")),
-        (ActualLRP, ("desired_id", "index", "presence", "state", "cell_id")),
-        (Task, ("task_guid", "state", "failed", "failure_reason")),
-        (Domain, ("name", "ttl_s", "expires_at")),
-        (Cell, ("cell_id", "state")),
-        (SimClock, ("paused", "speed")),
-        (PendingWork, ("ident",)),
-        (AuditEntry, ("id",)),
-    ):
-        rows = sorted(map(repr, model.objects.values_list(*fields)))
-        digest.update(json.dumps(rows).encode())
-    return digest.hexdigest()
+            for method, op in item.items() if method in HTTP_METHODS]
 
 
 def ordinary_indices_complete(killed: set[str]) -> bool:
@@ -130,43 +125,148 @@ def ordinary_indices_complete(killed: set[str]) -> bool:
     return True
 
 
+@pytest.fixture
+def credentials(token: str) -> dict[str, dict[str, str]]:
+    """Authorization headers: the operator's token, none, a staff user's without ``control``."""
+    from django.contrib.auth.models import User
+
+    from auction.models import ApiToken
+
+    staff = User.objects.create_user("staff-viewer", is_staff=True)
+    return {"operator": {"Authorization": f"Bearer {token}"}, "anonymous": {},
+            "staff": {"Authorization": f"Bearer {ApiToken.issue(staff, 'fuzz')[1]}"}}
+
+
+@pytest.fixture
+def fuzz_cluster(cluster: None) -> dict[str, str]:
+    """seed-example, task-d COMPLETED, one Otto auction with bids; the ids that vary by run."""
+    from auction.otto import messages as msg
+    from auction.services.otto import (
+        IncomingBid,
+        otto_auction_open,
+        otto_bids_record,
+        otto_task_message,
+    )
+    from auction.services.otto_orchestrators import otto_roster_refresh, otto_roster_sync
+    from auction.services.tasks import task_cancel, task_desire
+
+    task_cancel("task-d")
+    otto_roster_sync(elastic=False)
+    otto_roster_refresh(["cell-1", "cell-2"])
+    with transaction.atomic():
+        task = task_desire({"task_guid": "task-o", "domain": "cf-tasks", "rootfs": "docker:///x",
+                            "memory_mb": 512, "placement_mode": "otto"})
+    opened = otto_auction_open(otto_task_message(task, 0.0), 0.0)
+    auction_id = opened.outbound[0][2]["auction_id"]
+    otto_bids_record([
+        IncomingBid(msg.validate(msg.bid_message(auction_id, 1, who, "agent", cost, {"run": cost}, 0, 1.0)),
+                    1.0 + i, i)
+        for i, (who, cost) in enumerate([("cell-1", 0.02), ("cell-2", 0.01)])])
+    return {"auction_id": auction_id}
+
+
+def _read_stream(response: Any, more: bool) -> bytes:
+    """The stream's first frame (and, when ``more``, the next one), then hang up."""
+
+    async def read() -> bytes:
+        stream = response.streaming_content
+        try:
+            chunks = [await anext(stream)]
+            if more:
+                chunks.append(await anext(stream))
+            return b"".join(chunks)
+        finally:
+            await stream.aclose()
+
+    return async_to_sync(read)()
+
+
+def _check_answer(op: dict[str, Any], status: int, answer: Any, where: tuple[Any, ...]) -> None:
+    documented = op["responses"].get(str(status))
+    assert documented is not None, ("undocumented status", status, *where)
+    schema = documented["content"]["application/json"]["schema"]
+    problems = schema_errors(answer, schema, COMPONENTS)
+    assert not problems, (problems[:5], *where)
+
+
 @pytest.mark.parametrize(("path", "method", "operation"), _operations(),
                          ids=[f"{m.upper()} {p}" for p, m, _ in _operations()])
-def test_no_500_and_no_half_applied_write(path, method, operation, cluster, token) -> None:
+def test_no_500_and_no_half_applied_write(path, method, operation, fuzz_cluster, credentials) -> None:
     client = Client()
-    params = [p["name"] for p in DOC["paths"][path].get("parameters", []) if p["in"] == "path"]
+    path_params = [p for p in DOC["paths"][path].get("parameters", []) if p["in"] == "path"]
     query = [p["name"] for p in operation.get("parameters", []) if p["in"] == "query"]
-    body_strategy = _body_strategy(operation) if "requestBody" in operation else st.just(None)
+    headers = [p["name"] for p in operation.get("parameters", []) if p["in"] == "header"]
+    has_body = "requestBody" in operation
+    body_strategy = _body_strategy(operation) if has_body else st.just(None)
+    known = st.sampled_from(KNOWN_IDS + sorted(fuzz_cluster.values()))
+    path_value = st.one_of(known, text.filter(lambda s: s not in ("", ".", "..")))
+    # The documented example, with the ids this run's database gave its rows.
+    documented = {p["name"]: fuzz_cluster.get(p["name"], p["example"]) for p in path_params}
+    documented_body = operation["requestBody"]["content"]["application/json"]["example"] if has_body else None
     killed: set[str] = set()
+    seen = SEEN[(path, method.upper())]
 
-    @settings(max_examples=40, deadline=None, derandomize=True, database=None,
+    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                      HealthCheck.function_scoped_fixture])
-    @given(values=st.fixed_dictionaries({n: path_value for n in params}),
+    @given(values=st.fixed_dictionaries({p["name"]: path_value for p in path_params}),
            queries=st.fixed_dictionaries({}, optional={q: text for q in query}),
-           body=body_strategy)
-    def call(values: dict[str, str], queries: dict[str, str], body: Any) -> None:
+           extra=st.fixed_dictionaries({}, optional={h: text.filter(str.isprintable) for h in headers}),
+           body=body_strategy,
+           who=st.sampled_from(["operator"] * 6 + ["anonymous", "staff"]))
+    @example(values=documented, queries={}, extra={}, body=documented_body, who="operator")
+    def call(values: dict[str, str], queries: dict[str, str], extra: dict[str, str], body: Any,
+             who: str) -> None:
         url = "/api/v1" + path
         for name, value in values.items():
             url = url.replace("{" + name + "}", quote(value, safe=""))
         if queries:
             url += "?" + urlencode(queries)
-        before = fingerprint()
+        writes = method != "get"
+        before = fingerprint() if writes else ""
         audits = AuditEntry.objects.count()
         response = client.generic(method.upper(), url, data=json.dumps(body) if body is not None else "",
                                   content_type="application/json",
-                                  headers={"Authorization": f"Bearer {token}"})
+                                  headers={**credentials[who], **extra})
         status = response.status_code
-        assert status < 500, (method, url, body, response.content[:300])
-        answer = json.loads(response.content)
-        if status >= 400:
-            assert set(answer) == {"error"} and set(answer["error"]) == {"type", "message"}, answer
-            assert fingerprint() == before, ("a refused request changed the database", method, url, body)
+        seen.add(status)
+        where = (who, method, url, body, extra)
+        assert status < 500, (*where, response.content[:300])
+        if method != "get" and who != "operator":
+            assert status in (401, 403, 404), (status, *where)
+        if _streams(operation) and status == 200:
+            assert response["Content-Type"].startswith("text/event-stream"), where
+            start = extra.get("Last-Event-ID") or queries.get("after") or None
+            more = (queries.get("stream", "all") == "all" and start is not None
+                    and BBSEvent.objects.filter(id__gt=int(start)).exists())
+            frames = _read_stream(response, more).decode()
+            assert frames.startswith(": diego-web BBS events\n\n"), (frames[:200], *where)
+            assert not more or "\nid: " in frames, (frames[:200], *where)
             return
-        if method != "get":
-            assert AuditEntry.objects.count() == audits + 1, (method, url, body)
+        answer = json.loads(response.content)
+        _check_answer(operation, status, answer, where)
+        if status >= 400:
+            assert not writes or fingerprint() == before, ("a refused write changed the database", *where)
+            return
+        if writes:
+            assert AuditEntry.objects.count() == audits + 1, where
             if path.startswith("/actual_lrps/"):
                 killed.add(values["process_guid"])
-        assert ordinary_indices_complete(killed), (method, url, body)
+        assert ordinary_indices_complete(killed), where
 
     call()
+    assert any(200 <= s < 300 for s in seen), f"{method.upper()} {path} never succeeded: {sorted(seen)}"
+
+
+def test_the_fuzz_reached_every_operation_of_the_document(request: pytest.FixtureRequest) -> None:
+    """The fuzz above (same module, so it ran first) sent requests to every operation of
+    the document, and each answered at least one success."""
+    assert {(p, m.upper()) for p, m, _ in _operations()} == documented_operations(DOC)
+    selected = {(item.callspec.params["path"], item.callspec.params["method"].upper())
+                for item in request.session.items
+                if getattr(item, "originalname", "") == "test_no_500_and_no_half_applied_write"}
+    if selected != documented_operations(DOC):
+        pytest.skip("only part of the fuzz was selected")
+    assert set(SEEN) == documented_operations(DOC)
+    assert all(any(200 <= s < 300 for s in statuses) for statuses in SEEN.values()), dict(SEEN)
+

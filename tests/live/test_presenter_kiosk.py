@@ -78,3 +78,18 @@ def test_kiosk_needs_a_signed_read_only_token(client) -> None:
     assert "<nav" not in page and 'class="kiosk"' in page
     assert "view=kiosk&amp;mode=zones" in page
     assert "location.reload" not in page and "http-equiv" not in page
+
+
+def test_releasing_someone_elses_lock_is_an_operators_override() -> None:
+    """C5 and the one operator rule (auction/permissions.py): a staff presenter without
+    `control` cannot end another's presentation; an operator can."""
+    from auction.live.presenter import presenter_release
+
+    ann, bob = _presenter("ann"), _presenter("bob")
+    User.objects.filter(pk=bob.pk).update(is_staff=True)
+    presenter_take(ann)
+    presenter_release(User.objects.get(pk=bob.pk))
+    assert current_presenter().name == "ann"
+    bob.user_permissions.add(Permission.objects.get(codename="control"))
+    presenter_release(User.objects.get(pk=bob.pk))
+    assert current_presenter() is None

@@ -35,7 +35,7 @@ def post(client, url: str, **data):  # type: ignore[no-untyped-def]
 
 
 def test_anonymous_and_plain_users_are_refused(client, django_user_model, seeded) -> None:  # type: ignore[no-untyped-def]
-    """L8: controls need `control`; staff and superusers have it; GET is not allowed."""
+    """L8: controls need `control` (superusers have it; staff only when granted); GET is not allowed."""
     response = post(client, "/controls/chaos/", action="cell_fail", cell="cell-1")
     assert response.status_code == 403 and "sign in" in response.content.decode()
     plain = django_user_model.objects.create_user("viewer", password="x")

@@ -118,7 +118,7 @@ def test_compare_page_objective_error_and_bad_input(client: Client) -> None:
     """dashboard.md S1: objective errors in place; bad input is a clear 400, never a 500."""
     html = client.get("/compare/?strategies=objective,diego&objective.f=1%2B").content.decode()
     assert "invalid objective: unexpected end of expression at position 3" in html
-    for query in ("strategies=diego", "scenario=nope", "t=abc", "seed=x", "diego.scw=-1&strategies=diego,dea"):
+    for query in ("strategies=diego", "scenario=nope", "t=abc", "seed=x", "seed=%C2%B2", "diego.scw=-1&strategies=diego,dea"):
         response = client.get(f"/compare/?{query}")
         assert response.status_code in (200, 400), query
         assert 'class="cmp-error' in response.content.decode(), query

@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from auction.models import ApiToken
+from auction.permissions import is_operator
 
 
 class Command(BaseCommand):
@@ -21,7 +22,8 @@ class Command(BaseCommand):
         user = get_user_model().objects.filter(username=options["user"]).first()
         if user is None:
             raise CommandError(f"no user {options['user']!r}; create one in the admin first")
-        if not user.has_perm("auction.control"):
-            self.stderr.write(f"note: {user} lacks the control permission; API writes will be refused")
+        if not is_operator(user):
+            self.stderr.write(f"note: {user} is not an operator (needs the control permission, "
+                              "granted in the admin); API writes will be refused")
         _, raw = ApiToken.issue(user, options["name"][:100])
         self.stdout.write(raw)

@@ -13,7 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from diego_web.redis_urls import RedisTarget
+from diego_web.redis_urls import RedisTarget, redact
 
 
 def redis_server_argv(socket_path: Path, workdir: Path) -> list[str]:
@@ -34,7 +34,7 @@ class Command(BaseCommand):
         target = RedisTarget.parse(settings.REDIS_URL)
         if not target.socket_path:
             raise CommandError(
-                f"REDIS_URL={settings.REDIS_URL} names an external server; "
+                f"REDIS_URL={redact(settings.REDIS_URL)} names an external server; "
                 "the bundled Redis only serves a unix socket. Unset REDIS_URL to use it."
             )
         socket_path = Path(target.socket_path)
