@@ -88,104 +88,135 @@ class _Rows:
         self.out.events.extend(ev.created(row, group=group))
 
 
-def apply_actions(
-    sel: LRPSelection,
-    now: float,
-    cells: frozenset[str],
-    epoch: EpochFactory = _no_epoch,
-) -> LRPConvergence:
-    """Apply A1-A6 of bbs.md 4.3 to the selection's lists."""
-    out = LRPConvergence(pruned_domains=list(sel.pruned_domains))
-    rows = _Rows(sel, out)
-    for evacuating in sel.remove_evacuating:  # 0b: pruned before the selection proper
-        rows.delete(evacuating, group=True)
-        out.remove_evacuating.append(evacuating.lrp_key)
+@dataclass(slots=True)
+class _Pass:
+    """One pass's working state: the selection, the writes so far, the pass's inputs."""
 
-    def current(lrp_key: LRPKey, presence: str) -> ActualLRP | None:
-        """The row to act on, or None when it changed since the selection."""
+    sel: LRPSelection
+    out: LRPConvergence
+    rows: _Rows
+    now: float
+    cells: frozenset[str]
+    epoch: EpochFactory
+
+    def current(self, lrp_key: LRPKey, presence: str) -> ActualLRP | None:
+        """The row to act on, or None when it changed since the selection (bbs.md 4.3: an
+        action on a row that changed meanwhile does nothing)."""
         key = (lrp_key[0], lrp_key[1], presence)
-        found = sel.row_at(key)
-        row = rows.get(key)
+        found = self.sel.row_at(key)
+        row = self.rows.get(key)
         if row is None or found is None:
             return None
         if (row.presence, row.state, row.cell_id) != (found.presence, found.state, found.cell_id):
             return None
         return row
 
-    # A1 Retire: every listed key counts as retired, whatever the re-read finds.
-    for lrp_key in sel.to_retire:
-        out.retire.append(lrp_key)
-        row = current(lrp_key, ORDINARY)
+
+def apply_actions(
+    sel: LRPSelection,
+    now: float,
+    cells: frozenset[str],
+    epoch: EpochFactory = _no_epoch,
+) -> LRPConvergence:
+    """Apply A1-A6 of bbs.md 4.3 to the selection's lists, in that order."""
+    out = LRPConvergence(pruned_domains=list(sel.pruned_domains))
+    state = _Pass(sel, out, _Rows(sel, out), now, cells, epoch)
+    for evacuating in sel.remove_evacuating:  # 0b: pruned before the selection proper
+        state.rows.delete(evacuating, group=True)
+        out.remove_evacuating.append(evacuating.lrp_key)
+    for action in (retire, remove_suspects, promote_suspects, handle_lost_cells,
+                   restart_unstarted, create_missing):
+        action(state)
+    return out
+
+
+def retire(p: _Pass) -> None:
+    """A1 Retire: every listed key counts as retired, whatever the re-read finds; a
+    CLAIMED/RUNNING row on a present cell gets a stop (the row goes when the cell reports
+    the container removed, bbs.md 2.3), any other row is deleted."""
+    for lrp_key in p.sel.to_retire:
+        p.out.retire.append(lrp_key)
+        row = p.current(lrp_key, ORDINARY)
         if row is None:
             continue
-        if row.state in (CLAIMED, RUNNING) and row.cell_id in cells:
-            # The row goes when the cell reports the container removed (bbs.md 2.3).
-            out.stops.append(StopRequest(row.key, row.cell_id, row.instance_guid))
+        if row.state in (CLAIMED, RUNNING) and row.cell_id in p.cells:
+            p.out.stops.append(StopRequest(row.key, row.cell_id, row.instance_guid))
         else:
-            rows.delete(row, group=True)
+            p.rows.delete(row, group=True)
 
-    # A2 remove suspects (orphaned in a fresh domain, or redundant): no stop sent.
-    for lrp_key in sel.suspects_to_remove:
-        row = current(lrp_key, SUSPECT)
+
+def remove_suspects(p: _Pass) -> None:
+    """A2: suspects orphaned in a fresh domain, or redundant, go; no stop is sent."""
+    for lrp_key in p.sel.suspects_to_remove:
+        row = p.current(lrp_key, SUSPECT)
         if row is not None:
-            rows.delete(row, group=True)
-            out.remove_suspect.append(lrp_key)
+            p.rows.delete(row, group=True)
+            p.out.remove_suspect.append(lrp_key)
 
-    # A3 promote: the ORDINARY row goes first (any state), then the suspect takes its key.
-    for lrp_key in sel.to_promote:
-        row = current(lrp_key, SUSPECT)
+
+def promote_suspects(p: _Pass) -> None:
+    """A3: the ORDINARY row goes first (any state), then the suspect takes its key."""
+    for lrp_key in p.sel.to_promote:
+        row = p.current(lrp_key, SUSPECT)
         if row is None:
             continue
-        replaced = rows.get((lrp_key[0], lrp_key[1], ORDINARY))
+        replaced = p.rows.get((lrp_key[0], lrp_key[1], ORDINARY))
         if replaced is not None:
-            rows.delete(replaced, group=True)
-        rows.update(row, promote(row), group=False)
-        out.promote.append(lrp_key)
+            p.rows.delete(replaced, group=True)
+        p.rows.update(row, promote(row), group=False)
+        p.out.promote.append(lrp_key)
 
-    # A4 lost cells: missing-cell handling emits instance events only (bbs.md 8).
-    for lrp_key in sel.missing_cell_keys:
-        row = current(lrp_key, ORDINARY)
+
+def handle_lost_cells(p: _Pass) -> None:
+    """A4: instances of cells whose presence is gone turn SUSPECT and get a replacement;
+    missing-cell handling emits instance events only (bbs.md 8)."""
+    for lrp_key in p.sel.missing_cell_keys:
+        row = p.current(lrp_key, ORDINARY)
         if row is None:
             continue
-        if lrp_key in sel.suspect_set:
-            # A suspect already stands in: take the replacement back to UNCLAIMED with
-            # no start; it is re-auctioned once stale (bbs.md 4.3, 10).
-            after = unclaim(row, now)
+        if lrp_key in p.sel.suspect_set:
+            # A suspect already stands in: take the replacement back to UNCLAIMED with no
+            # start; it is re-auctioned once stale (bbs.md 4.3, 10).
+            after = unclaim(row, p.now)
             if isinstance(after, ActualLRP):
-                rows.update(row, after, group=False)
-                out.unclaim.append(lrp_key)
+                p.rows.update(row, after, group=False)
+                p.out.unclaim.append(lrp_key)
             continue
-        if rows.get((lrp_key[0], lrp_key[1], SUSPECT)) is not None:
-            # A SUSPECT row outside the suspect set (neither CLAIMED nor RUNNING) holds
-            # the key: the presence change would break the unique key, and fails in
-            # Diego's database the same way.
+        if p.rows.get((lrp_key[0], lrp_key[1], SUSPECT)) is not None:
+            # A SUSPECT row outside the suspect set (neither CLAIMED nor RUNNING) holds the
+            # key: the presence change would break the unique key, and fails in Diego's
+            # database the same way.
             continue
-        rows.update(row, to_suspect(row), group=False)
-        out.suspect.append(lrp_key)
-        _create(rows, out, sel, lrp_key, now, epoch, group=False)
+        p.rows.update(row, to_suspect(row), group=False)
+        p.out.suspect.append(lrp_key)
+        _create(p.rows, p.out, p.sel, lrp_key, p.now, p.epoch, group=False)
 
-    # A5 unstarted: CRASHED restarts through UNCLAIMED; a stale UNCLAIMED row is only
-    # re-auctioned, ``since`` and placement error untouched (bbs.md 10).
-    for lrp_key in sel.unstarted:
-        row = current(lrp_key, ORDINARY)
+
+def restart_unstarted(p: _Pass) -> None:
+    """A5: a CRASHED row due for its restart goes through UNCLAIMED; a stale UNCLAIMED row
+    is only re-auctioned, ``since`` and placement error untouched (bbs.md 10)."""
+    for lrp_key in p.sel.unstarted:
+        row = p.current(lrp_key, ORDINARY)
         if row is None:
             continue
         if row.state == CRASHED:
-            after = unclaim(row, now)
+            after = unclaim(row, p.now)
             if not isinstance(after, ActualLRP):
                 continue
-            rows.update(row, after, group=True)
-            out.unclaim.append(lrp_key)
+            p.rows.update(row, after, group=True)
+            p.out.unclaim.append(lrp_key)
         elif row.state != UNCLAIMED:
             continue
-        out.start.append(lrp_key)
+        p.out.start.append(lrp_key)
 
-    # A6 missing: only if the key is still empty (a promotion may have filled it).
-    # The selection found no ORDINARY row there, so only this pass's writes count.
-    for lrp_key in sel.missing:
-        if out.written.get((lrp_key[0], lrp_key[1], ORDINARY)) is None:
-            _create(rows, out, sel, lrp_key, now, epoch, group=True)
-    return out
+
+def create_missing(p: _Pass) -> None:
+    """A6: a missing index gets a row, only if its key is still empty (a promotion may
+    have filled it); the selection found no ORDINARY row there, so only this pass's
+    writes count."""
+    for lrp_key in p.sel.missing:
+        if p.out.written.get((lrp_key[0], lrp_key[1], ORDINARY)) is None:
+            _create(p.rows, p.out, p.sel, lrp_key, p.now, p.epoch, group=True)
 
 
 def _create(

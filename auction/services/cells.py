@@ -15,6 +15,9 @@ from typing import Any
 
 from django.db import transaction
 
+from auction.live.groups import group
+from auction.live.publish import publish_after_commit
+from auction.models import Cell, Zone
 from auction.selectors.clock import sim_now
 from auction.services.audit import audit_record
 from auction.services.errors import BBSError, InvalidRequest, ResourceNotFound
@@ -89,3 +92,90 @@ def zone_restore(zone: str, *, source: str = "system", user: Any = None) -> str:
 def actual_lrp_crash(process_guid: str, index: int, *, source: str = "system", user: Any = None) -> str:
     """Inject a crash of the ORDINARY instance now, as its cell would report it (bbs.md 3)."""
     return chaos_run("crash", {"process_guid": process_guid, "index": index}, source=source, user=user)
+
+
+# -- cells and zones edited (the admin) ----------------------------------------------------
+
+#: The state a form may ask for, and the registry action that gets a cell there.
+STATE_ACTIONS = {"failed": "cell_fail", "healthy": "cell_restore", "draining": "cell_drain"}
+
+
+def cell_save(cell: Cell, changed: list[str], *, source: str = "system", user: Any = None) -> Cell:
+    """Add ``cell`` (unsaved) or store the ``changed`` fields of an existing one.
+
+    A change of ``state`` is the registry's action (a failed cell's presence lapses 10-15 s
+    later, a drained one evacuates), never a bare write; everything is audited and the
+    cell is pushed to open pages.
+    """
+    with transaction.atomic():
+        now = sim_now()
+        creating = cell.pk is None
+        wanted = cell.state
+        stored = None if creating else Cell.objects.select_for_update().get(pk=cell.pk)
+        before = {} if stored is None else {f: _plain(getattr(stored, f)) for f in changed}
+        if creating:
+            cell.state = Cell.State.HEALTHY
+        elif stored is not None:
+            cell.state = stored.state  # the state moves below, through its rule
+        cell.save()
+        if wanted != cell.state:
+            store = DbStore()
+            try:
+                change = chaos_change(store, STATE_ACTIONS[wanted], {"cell": cell.cell_id}, now)
+            except ChaosError as exc:
+                raise _bbs_error(exc) from None
+            store.apply(change)
+            cell.refresh_from_db()
+        after = {f: _plain(getattr(cell, f)) for f in (changed if not creating else _CELL_FIELDS)}
+        audit_record("cell_add" if creating else "cell_update", cell.cell_id, now, source=source,
+                     user=user, diff={f: [before.get(f), v] for f, v in after.items()
+                                      if before.get(f) != v}, cell_id=cell.cell_id)
+        publish_after_commit(group("zones"), {"type": "live.cells", "cells": [cell.cell_id]})
+    return cell
+
+
+def cell_remove(cell_id: str, *, source: str = "system", user: Any = None) -> None:
+    """Take a cell out of the cluster: its rep is gone (its instances are missing for
+    convergence, as when its presence lapses)."""
+    with transaction.atomic():
+        now = sim_now()
+        deleted, _ = Cell.objects.filter(cell_id=cell_id).delete()
+        if not deleted:
+            raise ResourceNotFound()
+        audit_record("cell_remove", cell_id, now, source=source, user=user,
+                     diff={"cell_id": [cell_id, None]}, cell_id=cell_id)
+        publish_after_commit(group("zones"), {"type": "live.cells", "cells": [cell_id]})
+
+
+def zone_save(zone: Zone, *, source: str = "system", user: Any = None) -> Zone:
+    with transaction.atomic():
+        now = sim_now()
+        before = None if zone.pk is None else Zone.objects.filter(pk=zone.pk).values_list(
+            "name", flat=True).first()
+        zone.save()
+        audit_record("zone_save", zone.name, now, source=source, user=user,
+                     diff={"name": [before, zone.name]})
+        publish_after_commit(group("zones"), {"type": "live.cells", "cells": []})
+    return zone
+
+
+def zone_remove(zone: Zone, *, source: str = "system", user: Any = None) -> None:
+    with transaction.atomic():
+        if zone.cells.exists():
+            raise InvalidRequest(f"zone {zone.name} still has cells; move or remove them first")
+        name = zone.name
+        zone.delete()
+        audit_record("zone_remove", name, sim_now(), source=source, user=user,
+                     diff={"name": [name, None]})
+        publish_after_commit(group("zones"), {"type": "live.cells", "cells": []})
+
+
+_CELL_FIELDS = ("zone", "index", "memory_mb", "disk_mb", "containers", "proxy_memory_mb",
+                "preloaded_rootfses", "rootfs_providers", "volume_drivers", "placement_tags",
+                "optional_placement_tags", "state")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Zone):
+        return value.name
+    return list(value) if isinstance(value, tuple) else value

@@ -17,7 +17,7 @@ import heapq
 from collections import Counter
 from collections.abc import ItemsView, Iterable, Iterator, KeysView, ValuesView
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from auction.bbs import types as core
@@ -257,7 +257,7 @@ class World:
     def desire_lrp(self, app: SimApp) -> None:
         """A DesiredLRP, one UNCLAIMED row per index and one start request (bbs.md 1.4)."""
         try:
-            app = chaos_rules.desired_app({f: getattr(app, f) for f in app.__slots__})  # type: ignore[attr-defined]
+            app = chaos_rules.desired_app(asdict(app))
         except ChaosError as exc:
             raise WorldError(exc.message) from None
         if app.process_guid in self.apps:
@@ -619,10 +619,10 @@ class World:
             self.rows.reproxy(cell.cell_id, cell.proxy_memory_mb)
         if old is not None and old.silent and not cell.silent:
             # Its rep reports again: what came due while it was silent is looked at anew.
+            heaps: dict[str, list[Any]] = {"start": self.rows.starts, "crash": self.rows.crashes,
+                                           "complete": self.completions}
             for kind, entry in self.held.pop(cell.cell_id, []):
-                heap = {"start": self.rows.starts, "crash": self.rows.crashes,
-                        "complete": self.completions}[kind]
-                heapq.heappush(heap, entry)
+                heapq.heappush(heaps[kind], entry)
 
     def _row_op(self, op: Any) -> None:
         if isinstance(op, RowCreate):

@@ -126,8 +126,13 @@ class QueuedWork:
 
 def app_from_spec(spec: dict[str, Any]) -> SimApp:
     """A SimApp from a scenario's or a request's fields (unknown members ignored)."""
-    known = {f.name for f in fields(SimApp)}
-    return SimApp(**{k: (tuple(v) if isinstance(v, list) else v) for k, v in spec.items() if k in known})
+    return SimApp(**record_fields(SimApp, spec))
+
+
+def record_fields(kind: type, spec: dict[str, Any]) -> dict[str, Any]:
+    """The members of ``spec`` that ``kind`` (a dataclass) has, lists as tuples."""
+    known = {f.name for f in fields(kind)}
+    return {k: (tuple(v) if isinstance(v, list) else v) for k, v in spec.items() if k in known}
 
 
 def evolve_cell(cell: SimCell, **changes: Any) -> SimCell:

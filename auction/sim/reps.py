@@ -14,7 +14,7 @@ import math
 import random
 import zlib
 from collections.abc import Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from auction.bbs import events as ev
@@ -250,4 +250,4 @@ def next_evacuation_sync(cell: SimCell) -> float | None:
 
 
 def _cell_fields(cell: SimCell) -> dict[str, Any]:
-    return {name: getattr(cell, name) for name in cell.__slots__}  # type: ignore[attr-defined]
+    return {f.name: getattr(cell, f.name) for f in fields(cell)}

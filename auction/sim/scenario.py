@@ -15,7 +15,8 @@ from auction import scenarios
 from auction.bbs import types as core
 from auction.engine import AuctionConfig
 from auction.scenarios import Scenario, ScenarioError
-from auction.sim.memory import SimApp, SimCell, SimTask, World, WorldError, app_from_spec
+from auction.sim.memory import World, WorldError
+from auction.sim.model import SimApp, SimCell, SimTask, app_from_spec, record_fields
 
 _CELL_FIELDS = {f.name for f in fields(SimCell)} - {"presence_lost_at", "evacuating_since", "evacuation_synced_at"}
 # What an Otto agent offers beyond Diego's dimensions (otto.md 4): the open auction runs
@@ -83,8 +84,8 @@ def world_from_scenario(scenario: Scenario | str, *, config: AuctionConfig | Non
             unknown = set(merged) - _CELL_FIELDS - _OTTO_CELL_FIELDS
             if unknown:
                 raise ScenarioError(f"scenario {name}: cells[{i}]: unknown field {sorted(unknown)[0]}")
-            world.add_cell(SimCell(**{k: (tuple(v) if isinstance(v, list) else v)
-                                      for k, v in merged.items() if k in _CELL_FIELDS}))
+            world.add_cell(SimCell(**record_fields(SimCell, {k: v for k, v in merged.items()
+                                                             if k in _CELL_FIELDS})))
         for domain in data.get("domains", []):
             world.upsert_domain(domain["name"], domain["ttl"])
         for spec in scenarios.desired_lrps(data):
@@ -108,5 +109,4 @@ def _app(spec: dict[str, Any]) -> SimApp:
 
 def _task(spec: dict[str, Any]) -> SimTask:
     task = core.Task(spec["task_guid"], core.PENDING, domain=spec.get("domain", ""))
-    return SimTask(task, **{k: (tuple(v) if isinstance(v, list) else v)
-                            for k, v in spec.items() if k in _TASK_FIELDS})
+    return SimTask(task, **record_fields(SimTask, {k: v for k, v in spec.items() if k in _TASK_FIELDS}))

@@ -209,3 +209,53 @@ def test_clock_edit_reanchors(admin_client_logged_in: Client) -> None:
     bad = admin_client_logged_in.post(url, {"speed": 1000, "convergence_interval_s": 15})
     assert bad.status_code == 200 and "Invalid field: speed" in bad.content.decode()
     assert SimClock.objects.count() == 1
+
+
+def test_admin_cell_saves_go_through_the_services(admin_client_logged_in: Client, zone: Zone) -> None:
+    """Services are the only writers (docs/architecture.md): a cell the admin marks failed
+    gets the chaos rule's presence lapse, every save is audited, a zone with cells stays."""
+    from auction.models import AuditEntry
+
+    assert admin_client_logged_in.post("/admin/auction/cell/add/", cell_form(zone)).status_code == 302
+    cell = Cell.objects.get(cell_id="cell-9")
+    assert AuditEntry.objects.filter(action="cell_add", target="cell-9").exists()
+    response = admin_client_logged_in.post(f"/admin/auction/cell/{cell.pk}/change/",
+                                           cell_form(zone, state="failed"))
+    assert response.status_code == 302
+    cell.refresh_from_db()
+    assert cell.state == "failed" and cell.presence_lost_at is not None  # lapses 10-15 s later
+    entry = AuditEntry.objects.get(action="cell_update", target="cell-9")
+    assert entry.diff["state"] == ["healthy", "failed"] and entry.source == "admin"
+    refused = admin_client_logged_in.post(f"/admin/auction/zone/{zone.pk}/delete/", {"post": "yes"})
+    assert refused.status_code == 200 and Zone.objects.filter(pk=zone.pk).exists()  # it has a cell
+
+
+def test_admin_knob_save_is_no_bbs_update(admin_client_logged_in: Client) -> None:
+    """Changing only the simulator's knobs is not a DesiredLRPUpdateRequest: the
+    modification tag stays, and the knob change is audited on its own."""
+    from auction.models import AuditEntry
+
+    scenario_load("seed-example")
+    desired = DesiredLRP.objects.get(process_guid="lrp-a")
+    tag = desired.modification_tag_index
+    form = lrp_form(process_guid="lrp-a", instances=3, memory_mb=2048, crash_probability=0.5)
+    response = admin_client_logged_in.post(f"/admin/auction/desiredlrp/{desired.pk}/change/", form)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    desired.refresh_from_db()
+    assert desired.crash_probability == 0.5 and desired.modification_tag_index == tag
+    assert AuditEntry.objects.filter(action="desired_lrp_simulate", target="lrp-a").exists()
+    assert not AuditEntry.objects.filter(action="desired_lrp_update", target="lrp-a").exists()
+
+
+def test_reading_the_clock_never_writes_it(db: None) -> None:
+    """A read selector creates nothing: before any writer ran there is no row, and sim
+    time reads as 0; the first control creates it, audited."""
+    from auction.models import AuditEntry
+    from auction.selectors.clock import clock_view
+    from auction.services.clock import clock_change
+
+    SimClock.objects.all().delete()
+    assert clock_view().now == 0.0 and not SimClock.objects.exists()
+    clock_change(speed=4, source="cli")
+    assert SimClock.objects.get(pk=1).speed == 4
+    assert AuditEntry.objects.get(action="clock_speed").diff["speed"] == [1.0, 4]
