@@ -186,8 +186,21 @@ def models_running_filter() -> Any:
              actual_lrps__presence=ActualLRP.Presence.ORDINARY)
 
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Records of what happened: shown, never edited (dashboard.md AD1)."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
 @admin.register(ActualLRP)
-class ActualLRPAdmin(admin.ModelAdmin):
+class ActualLRPAdmin(ReadOnlyAdmin):
     """Read-only (AD1): actual state is written by cells, auctions and convergence."""
 
     list_display = ("__str__", "desired_id", "index", "presence", "state", "cell_id", "since",
@@ -204,15 +217,6 @@ class ActualLRPAdmin(admin.ModelAdmin):
             return queryset.filter(Q(desired__process_guid__icontains=term) | Q(instance_guid__icontains=term)
                                    | Q(cell_id__icontains=term)), False
         return queryset, False
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(Task)
@@ -345,19 +349,6 @@ class ApiTokenAdmin(admin.ModelAdmin):
         self.message_user(
             request, f"Token for {obj.user}: {raw}  (copy it now: it is not shown again). "
             f"Use it as: Authorization: Bearer {raw}", messages.WARNING)
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Records of what happened: shown, never edited (dashboard.md AD1)."""
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(AuditEntry)

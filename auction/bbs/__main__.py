@@ -17,7 +17,7 @@ from pathlib import Path
 
 from auction.bbs.cases import CaseError, load_case, run_case
 from auction.bbs.types import Snapshot
-from auction.engine.check import convergence_differences, report
+from auction.engine.check import convergence_differences, run_cases
 
 USAGE = "usage: python -m auction.bbs CASE.json|FOLDER [--check]"
 
@@ -43,32 +43,13 @@ def _expect(path: Path) -> object:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    check = "--check" in args
-    args = [a for a in args if a != "--check"]
-    if len(args) != 1 or args[0].startswith("-"):
-        return _fail(USAGE)
-    target = Path(args[0])
     try:
-        if target.is_dir():
-            files = sorted(p for p in target.iterdir() if p.suffix == ".json" and p.is_file())
-        elif target.is_file():
-            files = [target]
-        else:
-            return _fail(f"no such case file or folder: {target}")
-        cases = [(p.name, _load(p), p) for p in files]
-        if check:
-            return report(((name, run_case(snapshot), _expect(path))
-                           for name, snapshot, path in cases),
-                          convergence_differences, sys.stdout)
-        for name, snapshot, _ in cases:
-            result = run_case(snapshot)
-            print(json.dumps({"case": name, "result": result} if target.is_dir() else result))
-    except CaseError as error:
-        return _fail(error.problem)
+        return run_cases(sys.argv[1:] if argv is None else argv, usage=USAGE, load=_load,
+                         run=run_case, expect=lambda path, _: _expect(path),
+                         differences=convergence_differences, refused=(CaseError,),
+                         message=lambda error: error.problem)  # type: ignore[attr-defined]
     except Exception as error:  # noqa: BLE001 - never a traceback (conformance.md)
         return _fail(f"internal error: {type(error).__name__}: {error}", 1)
-    return 0
 
 
 if __name__ == "__main__":

@@ -8,8 +8,11 @@ differs per runner (auction.md 10, conformance.md 2); each passes its own ``diff
 
 from __future__ import annotations
 
+import json
 import math
+import sys
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any, TextIO
 
 #: How many failing cases, and differences per case, are printed in full.
@@ -92,3 +95,42 @@ def convergence_differences(result: dict[str, Any], expect: Any) -> list[str]:
             elif got_section[key] != value:
                 problems.append(f"{section}.{key}: expected {value!r}, got {got_section[key]!r}")
     return problems
+
+
+def run_cases(argv: list[str], *, usage: str, load: Callable[[Path], Any],
+              run: Callable[[Any], dict[str, Any]], expect: Callable[[Path, Any], Any],
+              differences: Differences, refused: tuple[type[Exception], ...],
+              message: Callable[[Exception], str]) -> int:
+    """The command line both case runners share (conformance.md): ``CASE.json|FOLDER
+    [--check]``. A file prints its result, a folder one ``{"case", "result"}`` line per
+    ``*.json`` in name order; every file is loaded before any runs, and a bad one is
+    exit 2 with one line on stderr; ``--check`` prints the verdicts instead (exit 1 on a
+    failure)."""
+    check = "--check" in argv
+    args = [a for a in argv if a != "--check"]
+    if len(args) != 1 or args[0].startswith("-"):
+        return _refuse(usage)
+    target = Path(args[0])
+    if target.is_dir():
+        files = sorted(p for p in target.iterdir() if p.suffix == ".json" and p.is_file())
+    elif target.is_file():
+        files = [target]
+    else:
+        return _refuse(f"no such case file or folder: {target}")
+    try:
+        cases = [(p, load(p)) for p in files]
+    except refused as exc:
+        return _refuse(message(exc))
+    if check:
+        return report(((p.name, run(case), expect(p, case)) for p, case in cases), differences,
+                      sys.stdout)
+    for path, case in cases:
+        result = run(case)
+        line = {"case": path.name, "result": result} if target.is_dir() else result
+        sys.stdout.write(json.dumps(line) + "\n")
+    return 0
+
+
+def _refuse(text: str) -> int:
+    print(" ".join(text.split()), file=sys.stderr)  # one line: callers read stderr by line
+    return 2
