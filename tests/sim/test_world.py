@@ -160,3 +160,18 @@ def test_world_follows_the_sim_clock() -> None:
     clock = clock.paused_at(1001.0).stepped(1.0, 1002.0)
     world.follow(clock, wall=5000.0)  # paused: wall time does not move sim time
     assert world.now == 3.0 and {r.state for r in world.rows.values()} == {core.RUNNING}
+
+
+def test_a_rep_reserves_memory_plus_proxy_and_nothing_for_0_mb_auction_md_7() -> None:
+    """auction.md 7 (cell bookkeeping, auction.sim.loads): a claimed LRP takes its memory
+    plus the cell's proxy overhead; a 0 MB LRP takes 0 MB; disk and a container either way."""
+    world = World(seed=1)
+    world.add_cell(SimCell("c1", "z1", 0, memory_mb=1000, disk_mb=1000, containers=10,
+                           proxy_memory_mb=32))
+    world.upsert_domain("cf-apps", 0)
+    world.desire_lrp(SimApp("web", instances=1, memory_mb=256, disk_mb=100))
+    world.desire_lrp(SimApp("zero", instances=1, memory_mb=0, disk_mb=50))
+    world.run_until(1)
+    (state,) = world.cell_states()
+    assert state.available.memory_mb == 1000 - (256 + 32)
+    assert (state.available.disk_mb, state.available.containers) == (850, 8)
