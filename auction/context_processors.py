@@ -9,7 +9,9 @@ from django.http import HttpRequest
 
 
 def live(request: HttpRequest) -> dict[str, Any]:
-    return {"world": settings.DIEGO_WORLD}
+    from auction.selectors.clock import world_epoch
+
+    return {"world": settings.DIEGO_WORLD, "world_epoch": world_epoch}
 
 
 def shared_chrome(request: HttpRequest) -> dict[str, Any]:

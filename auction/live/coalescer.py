@@ -129,7 +129,8 @@ def _topic_of_key(prefix: str, arg: str, zones: dict[str, str]) -> str | None:
         return f"zone.{arg}"
     if prefix == "tile":
         return "zones"
-    if prefix in ("tray", "clock", "metrics", "feed", "lrps", "otto"):
+    if prefix in ("tray", "clock", "metrics", "feed", "lrps", "otto", "epoch", "controls",
+                  "auctions"):
         return prefix
     if prefix in ("html", "msg"):
         return arg.split("|", 1)[0]
@@ -272,6 +273,21 @@ def _render_otto(_: list[str]) -> list[tuple[str, str]]:
     return [("otto", fragments.otto_board_fragment())]
 
 
+def _render_epoch(_: list[str]) -> list[tuple[str, str]]:
+    return [("epoch", fragments.epoch_fragment())]
+
+
+def _render_controls(_: list[str]) -> list[tuple[str, str]]:
+    return [("controls", fragments.control_choices_fragment())]
+
+
+def _render_auctions(_: list[str]) -> list[tuple[str, str]]:
+    return [("auctions", fragments.auction_list_fragment())]
+
+
+register_renderer("auctions", _render_auctions)
+register_renderer("epoch", _render_epoch)
+register_renderer("controls", _render_controls)
 register_renderer("otto", _render_otto)
 register_renderer("metrics", _render_metrics)
 register_renderer("feed", _render_feed)

@@ -63,6 +63,29 @@ def metrics_fragment() -> str:
     ))
 
 
+def auction_list_fragment() -> str:
+    """The auction list (dashboard.md A1), as the list page renders it."""
+    from auction.selectors.auctions import auction_list
+
+    return render_to_string("auctions/list_body.html", {"auctions": auction_list(), "oob": True})
+
+
+def control_choices_fragment() -> str:
+    """What the controls' dropdowns offer, now (``selectors.controls``): the page copies
+    the options into its selects, keeping each one's choice (dashboard.js)."""
+    from auction.selectors.controls import control_choices
+
+    return render_to_string("partials/control_choices.html", {"control_choices": control_choices()})
+
+
+def epoch_fragment() -> str:
+    """The world epoch (``services.world``): a page rendered with another one reloads."""
+    from auction.selectors.clock import world_epoch
+
+    return (f'<div id="world-epoch" data-epoch="{world_epoch()}" hidden '
+            'hx-swap-oob="true"></div>')
+
+
 def feed_fragment() -> str:
     """The newest feed rows (M2), into a hidden holder: the page decides whether to show
     them or, while the feed is paused, to count them as "n new"."""

@@ -105,7 +105,7 @@ def mark_dirty_after_commit(*keys: str) -> None:
 def cells_changed(cell_ids: Iterable[str]) -> tuple[str, ...]:
     """The keys a change on these cells dirties: the cells, the tray (work moved) and
     desired vs actual (instances changed state)."""
-    return (*(f"cell:{c}" for c in cell_ids), "tray", "lrps")
+    return (*(f"cell:{c}" for c in cell_ids), "tray", "lrps", "controls")
 
 
 # What stored BBS events change: the feed (M2), the metrics (M1), desired vs actual (D1).

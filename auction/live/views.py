@@ -49,7 +49,10 @@ def register_region(prefix: str, region: Region) -> None:
 
 
 def topics_for(params: LiveParams) -> list[str]:
-    return VIEWS.get(params.view, VIEWS["grid"])(params)
+    """The view's groups, the world epoch every page follows (``services.world``) and,
+    where the page has controls (not the kiosk), what their dropdowns offer."""
+    extra = ["epoch"] if params.view == "kiosk" else ["epoch", "controls"]
+    return [*extra, *VIEWS.get(params.view, VIEWS["grid"])(params)]
 
 
 def region_html(topic: str, params: LiveParams) -> str:
@@ -152,6 +155,12 @@ register_view("lrps", lrps_topics)
 register_view("events", events_topics)
 register_view("compare", compare_topics)
 register_view("otto", lambda params: ["clock", "otto", "metrics", "feed", "presenter"])
+# The auction list is live (A1); a replay shows a recorded auction, which never changes.
+register_view("auctions", lambda params: ["clock", "auctions", "metrics", "feed", "presenter"])
+register_view("auction", lambda params: ["clock", "metrics", "feed", "presenter"])
+register_region("auctions", lambda topic, params: fragments.auction_list_fragment())
+register_region("epoch", lambda topic, params: fragments.epoch_fragment())
+register_region("controls", lambda topic, params: fragments.control_choices_fragment())
 register_region("clock", _clock)
 register_region("tray", _tray)
 register_region("zone", _zone)

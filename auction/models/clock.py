@@ -27,6 +27,9 @@ class SimClock(models.Model):
     advanced_to = models.FloatField(default=0.0, editable=False)
     # Seeds the simulated reps' random draws, so a scenario replays the same way.
     seed = models.IntegerField(default=0)
+    # Moves with every structural change (cells or zones added, removed or edited, a
+    # scenario loaded, a foundation imported): every open page then loads itself again.
+    world_epoch = models.IntegerField(default=0, editable=False)
 
     class Meta:
         verbose_name = "simulated clock"

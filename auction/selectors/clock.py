@@ -29,6 +29,11 @@ def clock_row() -> SimClock:
                                                               paused=True)
 
 
+def world_epoch() -> int:
+    """The world's structural version (``services.world``)."""
+    return SimClock.objects.filter(pk=1).values_list("world_epoch", flat=True).first() or 0
+
+
 def clock_view(wall: float | None = None) -> ClockView:
     clock = clock_row()
     wall = time.time() if wall is None else wall

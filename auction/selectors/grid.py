@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from django.db import connection
 from django.db.models import Max
 
-from auction.models import ActualLRP, Cell, DesiredLRP, Task
+from auction.models import ActualLRP, Cell, DesiredLRP, PendingWork, Task
+from auction.selectors.clock import sim_now
 from auction.selectors.palette import app_colour, app_pattern
 
 # The widest cell bar, in CSS pixels; the scale keeps "equal memory, equal width" (G3).
@@ -82,6 +83,13 @@ class CellView:
     width_px: float = 0.0
     presence_lost_at: float | None = None
     evacuating_since: float | None = None
+    now: float = 0.0  # the sim instant the view was drawn at
+
+    @property
+    def presence_lapsed(self) -> bool:
+        """A failed cell is *missing* once its presence lapsed (bbs.md 6.1); before that
+        it is failed, and its presence lapses at ``presence_lost_at``."""
+        return self.presence_lost_at is not None and self.presence_lost_at <= self.now
 
     @property
     def free_memory_mb(self) -> int:
@@ -227,11 +235,13 @@ def grid_snapshot(*, zone: str | None = None, cell_ids: Iterable[str] | None = N
     cells = list(cells_qs)
     by_cell: dict[str, CellView] = {}
     zones: dict[str, ZoneView] = {}
+    now = sim_now()
     for cell in cells:
         view = CellView(
             cell_id=cell.cell_id, zone=cell.zone.name, index=cell.index, state=cell.state,
             memory_mb=cell.memory_mb, disk_mb=cell.disk_mb, containers=cell.containers,
             presence_lost_at=cell.presence_lost_at, evacuating_since=cell.evacuating_since,
+            now=now,
         )
         by_cell[cell.cell_id] = view
         zones.setdefault(cell.zone.name, ZoneView(cell.zone.name)).cells.append(view)
@@ -288,6 +298,11 @@ def tray_groups(chips: int = TRAY_CHIPS) -> list[TrayGroup]:
         if len(group.items) < chips:
             group.items.append(make())
 
+    # How long work has waited counts from when it was first queued (auction.md 1 step 1:
+    # the queue time, kept across carry-over), not from its last failed auction.
+    queued: dict[str, float] = {}
+    for ident, at in PendingWork.objects.values_list("ident", "queued_at"):
+        queued[ident] = min(at, queued.get(ident, at))
     rows = ActualLRP.objects.filter(
         state__in=[ActualLRP.State.UNCLAIMED, ActualLRP.State.CRASHED],
         presence=ActualLRP.Presence.ORDINARY,
@@ -295,7 +310,8 @@ def tray_groups(chips: int = TRAY_CHIPS) -> list[TrayGroup]:
                   "desired__memory_mb", "desired__domain").order_by("since", "desired_id", "index")
     for guid, index, state, error, since, memory_mb, domain in rows:
         reason = BACK_OFF if state == ActualLRP.State.CRASHED else (error or AWAITING)
-        add(reason, since, lambda guid=guid, index=index, state=state, memory_mb=memory_mb,
+        waiting = since if state == ActualLRP.State.CRASHED else queued.get(f"{guid}.{index}", since)
+        add(reason, waiting, lambda guid=guid, index=index, state=state, memory_mb=memory_mb,
             domain=domain, since=since: Block(
                 "lrp", f"{guid}.{index}", guid, index, state, ActualLRP.Presence.ORDINARY,
                 memory_mb or 0, app_colour(guid), app_pattern(guid),
@@ -304,7 +320,7 @@ def tray_groups(chips: int = TRAY_CHIPS) -> list[TrayGroup]:
         "task_guid", "rejection_reason", "created_at", "memory_mb", "domain"
     ).order_by("created_at", "task_guid")
     for guid, reason, since, memory_mb, domain in tasks:
-        add(reason or AWAITING, since, lambda guid=guid, memory_mb=memory_mb, domain=domain,
+        add(reason or AWAITING, queued.get(guid, since), lambda guid=guid, memory_mb=memory_mb, domain=domain,
             since=since: Block("task", guid, guid, None, Task.State.PENDING, "", memory_mb,
                                "#9aa4b2", 0, round(memory_mb / scale, 2), domain, since))
     return sorted(groups.values(), key=lambda g: (g.reason == AWAITING, g.reason))

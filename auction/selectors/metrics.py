@@ -1,16 +1,21 @@
 """The metrics header (dashboard.md M1): Diego's names, values, 60-point sparklines.
 
-Gauges come from what each convergence pass recorded (``ConvergenceRun.metrics``,
-bbs.md 9); auctioneer figures from the stored auctions (``AuctionRun``) and the running
-counters. Nothing here is computed twice: the header only reads what was recorded.
+Honest numbers: a gauge the cluster has right now (instances and tasks by state, desired
+instances) shows the live count, so the header never contradicts the grid; a gauge only
+a convergence pass knows (missing, extra, suspect cells...) says which pass and sim
+instant it is from ("pass 12 · 0:06:00"). Sparklines are the passes' history (the live
+value last); auctioneer figures come from the stored auctions and the running counters.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from auction.models import AuctionRun, Cell, ConvergenceRun, Counter
+from django.db.models import Count, Sum
+
+from auction.models import ActualLRP, AuctionRun, Cell, ConvergenceRun, Counter, DesiredLRP, Task
 from auction.selectors.clock import clock_row
+from auction.sim.clock import format_sim_time
 
 POINTS = 60
 SPARK_W = 60
@@ -18,21 +23,21 @@ SPARK_H = 16
 
 # name → (tooltip, unit, warn, crit); thresholds in the unit shown.
 GAUGES: dict[str, str] = {
-    "LRPsDesired": "Sum of instances over all DesiredLRPs",
-    "LRPsRunning": "ORDINARY instances RUNNING after the last pass's actions",
-    "LRPsClaimed": "ORDINARY instances CLAIMED after the last pass's actions",
-    "LRPsUnclaimed": "ORDINARY instances UNCLAIMED after the last pass's actions",
-    "CrashedActualLRPs": "ORDINARY instances CRASHED after the last pass's actions",
-    "CrashingDesiredLRPs": "Process guids with at least one ORDINARY CRASHED instance",
+    "LRPsDesired": "Sum of instances over all DesiredLRPs (now)",
+    "LRPsRunning": "ORDINARY instances RUNNING (now; a pass records it after its actions)",
+    "LRPsClaimed": "ORDINARY instances CLAIMED (now)",
+    "LRPsUnclaimed": "ORDINARY instances UNCLAIMED (now)",
+    "CrashedActualLRPs": "ORDINARY instances CRASHED (now)",
+    "CrashingDesiredLRPs": "Process guids with at least one ORDINARY CRASHED instance (now)",
     "LRPsMissing": "Instances the last pass found missing (step 3)",
     "LRPsExtra": "Instances the last pass retired (extras in fresh domains, fresh orphans)",
     "SuspectRunningActualLRPs": "SUSPECT instances RUNNING, found by the last pass",
     "PresentCells": "Cells whose presence was alive at the last pass",
     "SuspectCells": "Cells holding instances but without presence at the last pass",
-    "TasksPending": "Tasks PENDING after task convergence",
-    "TasksRunning": "Tasks RUNNING after task convergence",
-    "TasksCompleted": "Tasks COMPLETED after task convergence",
-    "TasksResolving": "Tasks RESOLVING after task convergence",
+    "TasksPending": "Tasks PENDING (now)",
+    "TasksRunning": "Tasks RUNNING (now)",
+    "TasksCompleted": "Tasks COMPLETED (now)",
+    "TasksResolving": "Tasks RESOLVING (now)",
 }
 AUCTION_COUNTERS: dict[str, str] = {
     "AuctioneerLRPAuctionsStarted": "LRP instances placed (total; sparkline per auction)",
@@ -50,6 +55,7 @@ class Metric:
     tooltip: str
     series: list[float]
     level: str = "ok"  # ok | warn | crit
+    asof: str = ""  # "pass 12 · 0:06:00" for a value only a pass knows; "" when live
 
     @property
     def dom_id(self) -> str:
@@ -88,16 +94,41 @@ def _seconds_text(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f} s" if value < 10 else f"{value:.1f} s"
 
 
+def live_gauges() -> dict[str, int]:
+    """The gauges the cluster has right now (bbs.md 9 definitions, counted live)."""
+    out = {name: 0 for name in ("LRPsRunning", "LRPsClaimed", "LRPsUnclaimed", "CrashedActualLRPs",
+                                "TasksPending", "TasksRunning", "TasksCompleted", "TasksResolving")}
+    names = {"RUNNING": "LRPsRunning", "CLAIMED": "LRPsClaimed", "UNCLAIMED": "LRPsUnclaimed",
+             "CRASHED": "CrashedActualLRPs"}
+    for state, n in ActualLRP.objects.filter(presence=ActualLRP.Presence.ORDINARY).values_list(
+            "state").annotate(n=Count("id")).values_list("state", "n"):
+        out[names[state]] = n
+    for state, n in Task.objects.values_list("state").annotate(n=Count("id")).values_list("state", "n"):
+        out["Tasks" + state.title()] = n
+    out["CrashingDesiredLRPs"] = ActualLRP.objects.filter(
+        presence=ActualLRP.Presence.ORDINARY, state=ActualLRP.State.CRASHED).values(
+        "desired_id").distinct().count()
+    out["LRPsDesired"] = DesiredLRP.objects.aggregate(n=Sum("instances"))["n"] or 0
+    return out
+
+
 def metrics_header() -> list[Metric]:
-    runs = list(ConvergenceRun.objects.order_by("-id").values("metrics", "duration_ns")[:POINTS])[::-1]
+    runs = list(ConvergenceRun.objects.order_by("-id").values("id", "at", "metrics", "duration_ns")[:POINTS])[::-1]
     auctions = list(AuctionRun.objects.order_by("-id").values("placements", "failures", "fetch_ms")[:POINTS])[::-1]
     counters = dict(Counter.objects.values_list("name", "value"))
     latest = runs[-1]["metrics"] if runs else {}
+    asof = f"pass {runs[-1]['id']} · {format_sim_time(runs[-1]['at'])}" if runs else ""
+    live = live_gauges()
     out: list[Metric] = []
     for name, tip in GAUGES.items():
         series = [float(r["metrics"].get(name, 0)) for r in runs]
+        if name in live:
+            value: float | None = live[name]
+            out.append(Metric(name, value, _count_text(value), tip, [*series, float(live[name])][-POINTS:]))
+            continue
         value = latest.get(name) if runs else None
-        out.append(Metric(name, value, _count_text(value), tip, series))
+        out.append(Metric(name, value, _count_text(value), f"{tip} (as of {asof or 'no pass yet'})",
+                          series, asof=asof))
 
     durations = [r["duration_ns"] / 1e9 for r in runs]
     duration = durations[-1] if durations else None

@@ -22,6 +22,7 @@ from auction.selectors.clock import sim_now
 from auction.services.audit import audit_record
 from auction.services.errors import BBSError, InvalidRequest, ResourceNotFound
 from auction.services.store import DbStore
+from auction.services.world import world_changed
 from auction.sim.changes import ChangeSet
 from auction.sim.chaos import ACTIONS, ChaosError, chaos_args, chaos_change
 
@@ -130,6 +131,8 @@ def cell_save(cell: Cell, changed: list[str], *, source: str = "system", user: A
         audit_record("cell_add" if creating else "cell_update", cell.cell_id, now, source=source,
                      user=user, diff={f: [before.get(f), v] for f, v in after.items()
                                       if before.get(f) != v}, cell_id=cell.cell_id)
+        if creating or set(changed) - {"state"}:
+            world_changed()  # a cell added, moved or resized: open pages draw it anew
         publish_after_commit(group("zones"), {"type": "live.cells", "cells": [cell.cell_id]})
     return cell
 
@@ -144,6 +147,7 @@ def cell_remove(cell_id: str, *, source: str = "system", user: Any = None) -> No
             raise ResourceNotFound()
         audit_record("cell_remove", cell_id, now, source=source, user=user,
                      diff={"cell_id": [cell_id, None]}, cell_id=cell_id)
+        world_changed()
         publish_after_commit(group("zones"), {"type": "live.cells", "cells": [cell_id]})
 
 
@@ -155,6 +159,7 @@ def zone_save(zone: Zone, *, source: str = "system", user: Any = None) -> Zone:
         zone.save()
         audit_record("zone_save", zone.name, now, source=source, user=user,
                      diff={"name": [before, zone.name]})
+        world_changed()
         publish_after_commit(group("zones"), {"type": "live.cells", "cells": []})
     return zone
 
@@ -167,6 +172,7 @@ def zone_remove(zone: Zone, *, source: str = "system", user: Any = None) -> None
         zone.delete()
         audit_record("zone_remove", name, sim_now(), source=source, user=user,
                      diff={"name": [name, None]})
+        world_changed()
         publish_after_commit(group("zones"), {"type": "live.cells", "cells": []})
 
 

@@ -38,6 +38,7 @@ from auction.services.errors import BBSError
 from auction.services.lrps import desired_lrp_desire
 from auction.services.otto_scenario import otto_scenario_prepare
 from auction.services.tasks import task_desire
+from auction.services.world import world_changed
 from auction.sim.scenario import placement_modes
 
 
@@ -113,6 +114,7 @@ def _scenario_load(chosen: str | scenarios.Scenario) -> scenarios.Scenario:
         # reloads it, whether it shipped with the code or not.
         audit_record("scenario_checkpoint", name, 0.0, source="scenario", user=None,
                      diff={"seed": [None, scenario.seed], "scenario": scenario_document(scenario)})
+        world_changed()  # every open page draws the new cluster
         if not was_paused:
             clock_resume()
     return scenario

@@ -22,6 +22,7 @@ from auction.selectors.clock import clock_row
 from auction.services.events import events_trim
 from auction.services.locks import cluster_lock
 from auction.services.store import DbStore
+from auction.services.world import world_changed
 from auction.sim.cfdot import ClusterView
 from auction.sim.converge import convergence_pass
 from auction.sim.driver import advance, auctions_run
@@ -162,6 +163,8 @@ def simulate_in_database(name: str, until: float) -> ClusterView:
             advance(store, until)
             clock_reset(until, paused=True)
         set_trigger_suppressed(previous)
+        with transaction.atomic():
+            world_changed()  # open pages draw the run's cluster
         return store.cluster_view()
     finally:
         if lock is not None:

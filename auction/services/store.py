@@ -21,7 +21,7 @@ from auction.bbs import types as core
 from auction.bbs.changes import RowUpdate
 from auction.engine import AuctionConfig, CellState
 from auction.live.groups import group
-from auction.live.publish import publish_after_commit
+from auction.live.publish import mark_dirty_after_commit, publish_after_commit
 from auction.models import (
     ActualLRP,
     AuctionRun,
@@ -368,9 +368,10 @@ class DbStore:
                                           target=marker, diff={})
             if change.callbacks:
                 task_callbacks_request(change.callbacks)
-            if change.touched or change.cells_put:
-                cells = sorted(change.touched | {c.cell_id for c in change.cells_put})
-                publish_after_commit(group("zones"), {"type": "live.cells", "cells": cells})
+            cells = change.cells_changed()
+            if cells or change.queue_add or change.queue_remove or change.apps_put or change.apps_removed:
+                # The tray and desired vs actual re-render with every cells frame.
+                publish_after_commit(group("zones"), {"type": "live.cells", "cells": sorted(cells)})
 
     def _lrp_ops(self, change: ChangeSet) -> None:
         claims: dict[tuple[str, float | None], list[int]] = defaultdict(list)
@@ -509,6 +510,7 @@ def _record_auction(record: RoundRecord) -> int:
         detail="full" if result.explanations else "none", batch=_batch_record(record.batch),
         quality={"distribution_initial": record.stats.distribution_initial,
                  "distribution_final": record.stats.distribution_final})
+    mark_dirty_after_commit("auctions")  # the auction list is live (dashboard.md A1)
     kept = list(AuctionRun.objects.order_by("-pk").values_list("pk", flat=True)[:KEEP_FULL_RECORDS])
     if len(kept) < KEEP_FULL_RECORDS:
         return run.pk

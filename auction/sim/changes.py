@@ -73,6 +73,21 @@ class ChangeSet:
         self.convergence = other.convergence or self.convergence
         return self
 
+    def cells_changed(self) -> set[str]:
+        """Every cell whose drawing this change alters: cells written, the cells rows and
+        tasks leave and land on (a removal reaches the cell it leaves), and ``touched``."""
+        cells = set(self.touched) | {c.cell_id for c in self.cells_put}
+        for op in self.lrp_ops:
+            for row in (getattr(op, "before", None), getattr(op, "after", None), getattr(op, "row", None)):
+                if row is not None and row.cell_id:
+                    cells.add(row.cell_id)
+        for top in self.task_ops:
+            for task in (top.before, getattr(top, "after", None)):
+                if task is not None and task.cell_id:
+                    cells.add(task.cell_id)
+        cells |= {t.task.cell_id for t in self.tasks_put if t.task.cell_id}
+        return cells
+
     def request_lrps(self, keys: list[tuple[str, int]], at: float, reason: str) -> None:
         """One start request listing LRP instances (auction.md 1 step 1)."""
         self.queue_add.extend(QueuedWork(0, "lrp", process_guid=g, index=i, queued_at=at,

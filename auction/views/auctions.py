@@ -9,8 +9,9 @@ from auction.selectors import auctions as selectors
 from auction.selectors.clock import clock_view
 
 
-def _page(request: HttpRequest, template: str, context: dict, status: int = 200) -> HttpResponse:
-    return render(request, template, {"clock": clock_view(), "live_view": "auctions",
+def _page(request: HttpRequest, template: str, context: dict, status: int = 200,
+          live_view: str = "auction") -> HttpResponse:
+    return render(request, template, {"clock": clock_view(), "live_view": live_view,
                                       "page": "auctions", **context}, status=status)
 
 
@@ -27,7 +28,8 @@ def _fragment(request: HttpRequest) -> bool:
 
 
 def auction_list(request: HttpRequest) -> HttpResponse:
-    return _page(request, "auctions/list.html", {"auctions": selectors.auction_list()})
+    return _page(request, "auctions/list.html", {"auctions": selectors.auction_list()},
+                 live_view="auctions")
 
 
 def auction_replay(request: HttpRequest, run_id: int) -> HttpResponse:

@@ -117,7 +117,25 @@
     if (e.target.closest && e.target.closest(".feed-tools")) feedFilter();
   });
 
-  document.addEventListener("htmx:wsAfterMessage", function () { takeIncoming(); restore(); });
+  // --- the controls' dropdowns follow the cluster (cells, their states, apps, instances) --
+  // The live frame carries the options in a hidden holder; each select takes them and
+  // keeps the operator's current choice when it still exists.
+  function syncChoices() {
+    var holder = document.getElementById("control-choices");
+    if (!holder) return;
+    document.querySelectorAll("[data-choices]").forEach(function (target) {
+      var source = holder.querySelector('[data-kind="' + target.dataset.choices + '"]');
+      if (!source || target.innerHTML === source.innerHTML) return;
+      var chosen = target.value;
+      target.innerHTML = source.innerHTML;
+      if (chosen !== undefined && target.tagName === "SELECT") {
+        var still = Array.prototype.some.call(target.options, function (o) { return o.value === chosen; });
+        if (still) target.value = chosen;
+      }
+    });
+  }
+
+  document.addEventListener("htmx:wsAfterMessage", function () { takeIncoming(); restore(); syncChoices(); });
 
   // --- control answers: a 400/403/404 carries the reason; show it, do not drop it ----
   document.addEventListener("htmx:beforeSwap", function (e) {

@@ -37,7 +37,19 @@
     if (closedSince === null) closedSince = Date.now();
     showReconnecting();
   });
+  // A structural change (cells, zones, a scenario) moved the world epoch: this page was
+  // drawn for another cluster, so it loads itself again (after a short random wait, so
+  // a room full of screens does not reload in the same millisecond).
+  var reloading = false;
+  function checkEpoch() {
+    var marker = document.getElementById("world-epoch");
+    if (!marker || reloading || marker.dataset.epoch === body.dataset.epoch) return;
+    reloading = true;
+    setStatus("reloading", "the cluster changed: reloading");
+    setTimeout(function () { location.reload(); }, 50 + Math.floor(Math.random() * 400));
+  }
   document.addEventListener("htmx:wsAfterMessage", function () {
+    checkEpoch();
     lastFrame = Date.now();
     body.dataset.frames = String(Number(body.dataset.frames || 0) + 1);
     bound();

@@ -60,11 +60,11 @@ async def test_placements_reach_the_grid_as_cell_fragments() -> None:
     await communicator.connect()
     await communicator.receive_from(timeout=5)  # snapshot
     await sync_to_async(auctioneer_run)()
+    # Marks left by the load may come first: read frames until the placed tray shows.
     frame = await communicator.receive_from(timeout=5)
-    while 'id="tray"' not in frame:
+    while "all work placed" not in frame:
         frame = await communicator.receive_from(timeout=5)
     assert 'data-instance="lrp-b.0"' in frame and 'data-state="CLAIMED"' in frame
-    assert "all work placed" in frame
     assert frame.count('hx-swap-oob="true"') >= 3
     await communicator.disconnect()
 

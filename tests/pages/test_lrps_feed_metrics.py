@@ -56,10 +56,24 @@ def test_header_uses_diegos_names_verbatim_with_values_and_tooltips() -> None:
 def test_sparklines_hold_at_most_60_points() -> None:
     """M1: a 60-point sparkline from the stored passes."""
     for i in range(POINTS + 5):
-        ConvergenceRun.objects.create(at=30.0 * i, duration_ns=1000, metrics={"LRPsDesired": i})
-    m = by_name()["LRPsDesired"]
+        ConvergenceRun.objects.create(at=30.0 * i, duration_ns=1000, metrics={"LRPsMissing": i})
+    m = by_name()["LRPsMissing"]
     assert len(m.series) == POINTS and m.series[-1] == POINTS + 4 and m.series[0] == 5
     assert len(m.points.split()) == POINTS
+
+
+def test_header_never_contradicts_the_grid() -> None:
+    """M1 (honest numbers): instances and tasks by state are counted now, so the header
+    agrees with the grid after an auction; a gauge only a pass knows says its pass."""
+    scenario_load("seed-example")
+    clock_reset(0.0, paused=True)
+    convergence_run(30.0)  # the pass saw 5 UNCLAIMED
+    auctioneer_run("test")  # ... which are CLAIMED now
+    metrics = by_name()
+    assert (metrics["LRPsUnclaimed"].value, metrics["LRPsClaimed"].value) == (0, 5)
+    assert metrics["LRPsClaimed"].asof == ""
+    run = ConvergenceRun.objects.get()
+    assert metrics["PresentCells"].asof == f"pass {run.pk} · 0:00:30.0"
 
 
 def test_warn_and_crit_show_an_icon_not_colour_alone(client) -> None:  # type: ignore[no-untyped-def]
