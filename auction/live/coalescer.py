@@ -44,6 +44,7 @@ from auction.live.publish import (
     stored_key,
     wake_list,
 )
+from auction.live.rate import RateWindow
 
 log = logging.getLogger(__name__)
 
@@ -309,6 +310,7 @@ class _Runner:
         self.task: asyncio.Task[None] | None = None
         self.coalescer = Coalescer()
         self.lock: Any = None
+        self.rate = RateWindow(int(round(1 / TICK_S)))
 
     def joined(self) -> None:
         self.viewers += 1
@@ -356,7 +358,7 @@ class _Runner:
         waker = aredis.Redis.from_url(settings.REDIS_STATE_URL)
         try:
             while True:
-                started = time.monotonic()
+                self.rate.record()
                 try:
                     frames = await database_sync_to_async(self._tick)()
                     for topic, message in frames:
@@ -365,8 +367,9 @@ class _Runner:
                     raise
                 except Exception:  # noqa: BLE001 - one bad tick must not stop the live view
                     log.exception("live: coalescer tick failed")
-                # Never two ticks within TICK_S (L3) ...
-                await asyncio.sleep(max(0.0, TICK_S - (time.monotonic() - started)))
+                # At most 4 ticks in any rolling second (L3), the next one at once when
+                # the last second had fewer: a change after a frame waits no 250 ms ...
+                await asyncio.sleep(self.rate.wait())
                 # ... and, when idle, the next one starts as soon as something is marked
                 # (or after 1 s anyway, to renew the lock and pick up deferred tiles).
                 try:

@@ -2,8 +2,9 @@
 
 - L1: on connect, every joined group's region rendered from the page's templates.
 - L2: the view decides the groups (auction/live/views.py).
-- L3: frames from all groups are merged: at most one websocket message per
-  ``MIN_INTERVAL_S``, so a browser receives at most 4 frames/s whatever the burst.
+- L3: frames from all groups are merged: at most 4 websocket messages in any rolling
+  second (``RateWindow``), so a browser receives at most 4 frames/s whatever the burst,
+  and a change that follows a frame still goes at once.
 - L4: frames are numbered per group; parts are joined; a gap (channels_redis drops
   sends to a full channel) re-snapshots that group's region only.
 """
@@ -21,9 +22,10 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 
 from auction.live.coalescer import SEP, group_seq, runner, viewers_change
 from auction.live.groups import group
+from auction.live.rate import RateWindow
 from auction.live.views import LiveParams, region_html, topics_for
 
-MIN_INTERVAL_S = 0.25
+MESSAGES_PER_S = 4
 # Frames of one tick for different groups arrive within milliseconds: wait this long
 # for the rest so they leave together.
 GATHER_S = 0.02
@@ -57,6 +59,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
         self.outbox: list[str] = []
         self.resync: set[str] = set()
         self.last_sent = 0.0
+        self.rate = RateWindow(MESSAGES_PER_S)
         self.flusher: asyncio.Task[None] | None = None
         self.frames_sent = 0
         for topic in self.topics:
@@ -91,6 +94,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
 
     async def _send(self, html: str) -> None:
         self.last_sent = time.monotonic()
+        self.rate.record(self.last_sent)
         self.frames_sent += 1
         await self.send(text_data=html)
 
@@ -146,7 +150,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
             return
         if self.flusher is not None and not self.flusher.done():
             return
-        delay = max(GATHER_S, self.last_sent + MIN_INTERVAL_S - time.monotonic())
+        delay = max(GATHER_S, self.rate.wait())
         self.flusher = asyncio.ensure_future(self._flush_after(delay))
 
     async def _flush_after(self, delay: float) -> None:
