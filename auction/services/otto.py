@@ -6,7 +6,7 @@ the messages to send afterwards, so nothing is sent for a change that rolled bac
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,10 +24,11 @@ from auction.models import (
     SimClock,
     Task,
 )
+from auction.otto import bids as core_bids
 from auction.otto import capabilities as caps
 from auction.otto import lifecycle
 from auction.otto import messages as msg
-from auction.otto.bids import COST_PLACES, GRACE_S, Bid, lateness
+from auction.otto.bids import COST_PLACES, Bid
 from auction.otto.capabilities import Offer
 from auction.selectors.clock import clock_row
 from auction.services import otto_bus as bus
@@ -86,6 +87,18 @@ def roster_offer(row: OttoOrchestrator) -> Offer:
                  bool(c.get("docker_run")), bool(c.get("docker_build")))
 
 
+def roster_entry(row: OttoOrchestrator | None) -> core_bids.RosterEntry | None:
+    """A roster row as the core's acceptance rule sees it."""
+    if row is None:
+        return None
+    return core_bids.RosterEntry(row.enabled, row.alive_until_wall, roster_offer(row))
+
+
+def row_ask(row: OttoAuction) -> caps.Ask:
+    """What the auction's task asks for: its capabilities, the rest derived from ``raw``."""
+    return caps.derive(row.raw, row.capabilities)
+
+
 def _unmet(ask: caps.Ask, wall: float) -> list[str]:
     offers = [roster_offer(r) for r in OttoOrchestrator.objects.all() if r.is_live(wall)]
     return caps.unmet_by_all(ask, offers)
@@ -120,7 +133,6 @@ def otto_task_message(task: Task, now: float, asked: dict[str, Any] | None = Non
     ask = caps.derive(raw, asked)
     extra = {k: asked[k] for k in ask.unknown}
     return msg.task_message(raw, {**ask.as_dict(), **extra}, now)
-    return msg.task_message(raw, ask.as_dict(), now)
 
 
 def otto_live_auction(task_guid: str) -> OttoAuction | None:
@@ -240,6 +252,7 @@ def otto_bids_record(incoming: list[IncomingBid], wall: float | None = None) -> 
         existing = _existing_bids(rows, incoming)
         new: dict[tuple[str, int, str], OttoBid] = {}
         counts = {"OttoBidsReceived": 0, "OttoLateBids": 0}
+        asks: dict[str, caps.Ask] = {}
         for item in incoming:
             m = item.message
             row = rows.get(m["auction_id"])
@@ -251,7 +264,16 @@ def otto_bids_record(incoming: list[IncomingBid], wall: float | None = None) -> 
                 continue
             counts["OttoBidsReceived"] += 1
             key = (row.auction_id, m["attempt"], m["bidder"])
-            status, reason = _judge(row, m, item.received_at, roster.get(m["bidder"]), wall)
+            if row.auction_id not in asks:
+                asks[row.auction_id] = row_ask(row)
+            refusal = core_bids.rejection(
+                Bid(m["bidder"], m["attempt"], float(m["cost"]), item.received_at, item.sequence, m["kind"],
+                    float(m["ready_in_s"])),
+                attempt=row.attempt, ends=row.ends, state_open=row.state == OttoAuction.State.OPEN,
+                ask=asks[row.auction_id], roster=roster_entry(roster.get(m["bidder"])), wall=wall,
+                excluded=row.excluded)
+            status = OttoBid.Status.ACCEPTED if refusal is None else OttoBid.Status(refusal.status)
+            reason = "" if refusal is None else refusal.reason
             if status == OttoBid.Status.LATE:
                 counts["OttoLateBids"] += 1
             held = new.get(key) or existing.get(key)
@@ -312,25 +334,6 @@ def save_fields(model: Any, rows: list[Any], fields: list[str]) -> None:
         cursor.executemany(sql, params)
 
 
-def _judge(row: OttoAuction, m: dict[str, Any], received_at: float, roster: OttoOrchestrator | None,
-           wall: float) -> tuple[str, str]:
-    late = lateness(received_at, row.ends)
-    if late is not None and m["attempt"] == row.attempt:
-        return OttoBid.Status.LATE, f"late: arrived {late:g} s after ends"
-    if m["attempt"] != row.attempt:
-        return OttoBid.Status.INVALID, f"invalid: for attempt {m['attempt']}, current is {row.attempt}"
-    if row.state != OttoAuction.State.OPEN:
-        return OttoBid.Status.LATE, "late: auction already closed"
-    if m["bidder"] in row.excluded:
-        return OttoBid.Status.INVALID, "invalid: left out of this announcement"
-    if roster is None or not roster.is_live(wall):
-        return OttoBid.Status.INVALID, "invalid: bidder not live in the roster"
-    lacks = caps.missing(caps.derive(row.raw, _known(row)), roster_offer(roster))
-    if lacks:
-        return OttoBid.Status.INVALID, f"invalid: lacks {', '.join(lacks)}"
-    return OttoBid.Status.ACCEPTED, ""
-
-
 def _close_due_wall(clock: SimClock, closes_at: float) -> float:
     """The wall instant the sim clock reached ``closes_at`` (a step reaches it at the step)."""
     if clock.paused or clock.speed <= 0:
@@ -338,49 +341,50 @@ def _close_due_wall(clock: SimClock, closes_at: float) -> float:
     return max(clock.anchor_wall, clock.anchor_wall + (closes_at - clock.anchor_sim) / clock.speed)
 
 
+def _due(rows: Iterable[OttoAuction], rule: Callable[[lifecycle.AuctionState, float], bool],
+         now: float) -> list[OttoAuction]:
+    """The candidate rows (selected with ``lifecycle.due_bounds``) that the core says are due."""
+    return [row for row in rows if rule(to_state(row), now)]
+
+
 def otto_due(now: float, wall: float | None = None) -> Effects:
-    """Every transition due at ``now``: closes, start timeouts, re-announcements, expiries."""
+    """Every transition due at ``now``: closes, start timeouts, re-announcements, expiries.
+
+    The database selects candidates with the core's ``due_bounds``; the core's predicates
+    decide each one (``close_due``, ``start_timed_out``, ``reannounce_due``, ``pending_expired``).
+    """
     effects = Effects()
     wall = time.time() if wall is None else wall
     clock = clock_row()
-    due = now + lifecycle.DUE_EPS_S
+    bounds = lifecycle.due_bounds(now)
+    rows = OttoAuction.objects.select_for_update()
     with transaction.atomic():
-        due_close = list(OttoAuction.objects.select_for_update().filter(
-            state=OttoAuction.State.OPEN, ends__lte=due - GRACE_S))
+        due_close = _due(rows.filter(state=OttoAuction.State.OPEN, ends__lte=bounds.ends),
+                         lifecycle.close_due, now)
         if due_close:
             _close(due_close, now, clock, effects)
-        for row in OttoAuction.objects.select_for_update().filter(
-                state=OttoAuction.State.AWARDED, start_by__lte=due):
+        for row in _due(rows.filter(state=OttoAuction.State.AWARDED, start_by__lte=bounds.start_by),
+                        lifecycle.start_timed_out, now):
             counters_add({"OttoStartTimeouts": 1})
-            OttoOrchestrator.objects.filter(client_id=row.winner).update(
-                start_timeouts=models_f("start_timeouts") + 1)
+            OttoOrchestrator.objects.filter(client_id=row.winner).update(start_timeouts=F("start_timeouts") + 1)
             _reauction(row, now, f"{row.winner} did not start by {msg.to_iso(row.start_by or now)}", effects)
-        for row in OttoAuction.objects.select_for_update().filter(
-                state=OttoAuction.State.NO_BIDS, next_announce_at__lte=due):
+        for row in _due(rows.filter(state=OttoAuction.State.NO_BIDS, next_announce_at__lte=bounds.next_announce_at),
+                        lifecycle.reannounce_due, now):
+            if lifecycle.pending_expired(to_state(row), now):
+                continue  # expired below, never announced again
             state = lifecycle.reannounced(to_state(row), now, row.duration_s)
             apply_state(row, state, now)
-            row.unmet = _unmet(caps.derive(row.raw, _known(row)), wall)
+            row.unmet = _unmet(row_ask(row), wall)
             row.save()
             _announce(row, effects)
-        for row in OttoAuction.objects.select_for_update().filter(
-                state__in=[OttoAuction.State.NO_BIDS, OttoAuction.State.OPEN],
-                submitted_at__lte=due - lifecycle.PENDING_LIMIT_S):
+        for row in _due(rows.filter(state__in=lifecycle.EXPIRABLE_STATES, submitted_at__lte=bounds.submitted_at),
+                        lifecycle.pending_expired, now):
             state = lifecycle.expired(to_state(row))
             apply_state(row, state, now)
             row.save()
             _fail_task(row, state.failure_reason, now)
             effects.touched.add(row.auction_id)
     return effects
-
-
-def models_f(name: str):  # type: ignore[no-untyped-def]
-    from django.db.models import F
-
-    return F(name)
-
-
-def _known(row: OttoAuction) -> dict[str, Any]:
-    return dict(row.capabilities)
 
 
 def _close(rows: list[OttoAuction], now: float, clock: SimClock, effects: Effects) -> None:
@@ -402,7 +406,7 @@ def _close(rows: list[OttoAuction], now: float, clock: SimClock, effects: Effect
                 row.auction_id, row.attempt, {"raw": row.raw, "capabilities": row.capabilities},
                 row.cost or 0.0, row.start_by or now))
         else:
-            row.unmet = _unmet(caps.derive(row.raw, _known(row)), wall)
+            row.unmet = _unmet(row_ask(row), wall)
             if row.unmet:
                 row.note = f"{row.note} (nobody offers {', '.join(row.unmet)})"
                 row.history[-1][1] = row.note
@@ -417,7 +421,7 @@ def _close(rows: list[OttoAuction], now: float, clock: SimClock, effects: Effect
     for row in awarded:
         wins[row.winner] = wins.get(row.winner, 0) + 1
     for winner, n in wins.items():
-        OttoOrchestrator.objects.filter(client_id=winner).update(wins=models_f("wins") + n)
+        OttoOrchestrator.objects.filter(client_id=winner).update(wins=F("wins") + n)
     events_store(
         [BBSEvent(at=now, type="otto_awarded", key=r.auction_id,
                   data={"winner": r.winner, "cost": r.cost, "attempt": r.attempt}) for r in awarded]
@@ -463,7 +467,7 @@ def otto_decline(row: OttoAuction, bidder: str, attempt: int, reason: str, now: 
     if not lifecycle.start_allowed(to_state(row), bidder, attempt):
         return
     counters_add({"OttoDeclines": 1})
-    OttoOrchestrator.objects.filter(client_id=bidder).update(declines=models_f("declines") + 1)
+    OttoOrchestrator.objects.filter(client_id=bidder).update(declines=F("declines") + 1)
     OttoBid.objects.filter(auction=row, attempt=attempt, bidder=bidder).update(
         status=OttoBid.Status.DECLINED, reason=reason)
     _reauction(row, now, f"declined by {bidder}" + (f" ({reason})" if reason else ""), effects)
@@ -482,8 +486,7 @@ def otto_started_seen(message: dict[str, Any], now: float) -> Effects:
     row = OttoAuction.objects.filter(auction_id=message["auction_id"]).first()
     if row is None:
         return effects
-    if row.state == OttoAuction.State.STARTED and row.attempt == message["attempt"] \
-            and row.winner == message["bidder"]:
+    if lifecycle.started_by(to_state(row), message["bidder"], message["attempt"]):
         effects.touched.add(row.auction_id)
         return effects
     effects.send(bus.inbox(message["bidder"]), msg.revoke_message(
@@ -500,16 +503,19 @@ def otto_recover(now: float) -> Effects:
 
 
 def otto_next_deadline() -> float | None:
-    """The soonest sim instant any auction needs the auctioneer (for the clock's step)."""
-    from django.db.models import Min
+    """The soonest sim instant any auction needs the auctioneer (for the clock's step).
 
-    dues = [
-        OttoAuction.objects.filter(state=OttoAuction.State.OPEN).aggregate(v=Min("ends"))["v"],
-        OttoAuction.objects.filter(state=OttoAuction.State.NO_BIDS).aggregate(v=Min("next_announce_at"))["v"],
-        OttoAuction.objects.filter(state=OttoAuction.State.AWARDED).aggregate(v=Min("start_by"))["v"],
+    The core's ``due_at`` of the rows that hold the soonest of each deadline column.
+    """
+    State = OttoAuction.State
+    firsts = [
+        OttoAuction.objects.filter(state=State.OPEN).order_by("ends", "pk").first(),
+        OttoAuction.objects.filter(state=State.NO_BIDS, next_announce_at__isnull=False)
+        .order_by("next_announce_at", "pk").first(),
+        OttoAuction.objects.filter(state__in=lifecycle.EXPIRABLE_STATES).order_by("submitted_at", "pk").first(),
+        OttoAuction.objects.filter(state=State.AWARDED, start_by__isnull=False).order_by("start_by", "pk").first(),
     ]
-    if dues[0] is not None:
-        dues[0] += GRACE_S
+    dues = [lifecycle.due_at(to_state(row)) for row in firsts if row is not None]
     found = [d for d in dues if d is not None]
     return min(found) if found else None
 

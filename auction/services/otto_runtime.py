@@ -22,7 +22,6 @@ from redis import exceptions as redis_errors
 
 from auction.otto import lifecycle
 from auction.otto import messages as msg
-from auction.otto.bids import GRACE_S
 from auction.otto.times import from_iso
 from auction.selectors.clock import clock_row
 from auction.services import otto as svc
@@ -242,7 +241,7 @@ class Auctioneer:
             # New auctions close a whole window from now: fold that into the known soonest
             # deadline instead of re-reading every deadline (a query per tick under a steady
             # stream of tasks, paid for by every close's latency).
-            closes = batch_t[0][1] + self.duration_s + GRACE_S
+            closes = lifecycle.opened("new", batch_t[0][1], self.duration_s).closes_at
             self.next_due = closes if self.next_due is None else min(self.next_due, closes)
             if last_deadline is None or closes < last_deadline:
                 last_deadline = closes
@@ -261,7 +260,7 @@ class Auctioneer:
         # Nothing is due before the soonest deadline known (opens fold theirs in, re-announcements
         # force a re-read, an orchestrator's start only removes one), so most ticks skip the queries.
         # A re-read every second covers anything unforeseen.
-        due_check = (opened or self.next_due is None or now + lifecycle.DUE_EPS_S >= self.next_due
+        due_check = (opened or self.next_due is None or lifecycle.reached(self.next_due, now)
                      or time.monotonic() - self.last_due_check >= 1.0)
         if due_check and (not self.clock.state.paused or now != self._last_now or opened):
             self.last_due_check = time.monotonic()
