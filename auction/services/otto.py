@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Window
-from django.db.models.functions import RowNumber
+from django.db.models.functions import Collate, RowNumber
 
 from auction.live.publish import mark_dirty_after_commit
 from auction.models import (
@@ -322,8 +322,6 @@ def save_fields(model: Any, rows: list[Any], fields: list[str]) -> None:
     """
     if not rows:
         return
-    from django.db import connection
-
     qn = connection.ops.quote_name
     columns = [model._meta.get_field(name) for name in fields]
     sql = (f"UPDATE {qn(model._meta.db_table)} SET "
@@ -430,6 +428,17 @@ def _close(rows: list[OttoAuction], now: float, clock: SimClock, effects: Effect
            for r in rows if r.state == OttoAuction.State.NO_BIDS])
 
 
+# Bidder ids tie-break by code point, as Python compares them (bids.ranking_key). A
+# database's default collation may not: glibc's en_US.UTF-8 (PostgreSQL's docker image)
+# ignores the hyphen, putting "cell1" before "cell-2".
+_CODEPOINT_COLLATION = {"postgresql": "C", "sqlite": "BINARY"}
+
+
+def _by_code_point(field: str) -> Any:
+    collation = _CODEPOINT_COLLATION.get(connection.vendor)
+    return Collate(F(field), collation) if collation else F(field)
+
+
 def _best_bids(rows: list[OttoAuction]) -> list[tuple[Any, ...]]:
     """Per closing auction, its best accepted bid of the open attempt, ranked in SQL.
 
@@ -442,7 +451,7 @@ def _best_bids(rows: list[OttoAuction]) -> list[tuple[Any, ...]]:
         auction__in=rows, status=OttoBid.Status.ACCEPTED, attempt=F("auction__attempt"),
     ).annotate(rank=Window(RowNumber(), partition_by=[F("auction_id")],
                            order_by=[F("cost").asc(), F("received_at").asc(), F("sequence").asc(),
-                                     F("bidder").asc()]))
+                                     _by_code_point("bidder").asc()]))
     return list(ranked.filter(rank=1).values_list(
         "auction_id", "attempt", "bidder", "cost", "received_at", "sequence", "kind", "ready_in_s"))
 
