@@ -22,10 +22,10 @@ from auction.otto import capabilities as caps
 from auction.otto import cost as costs
 from auction.otto import lifecycle
 from auction.otto import messages as msg
-from auction.selectors.cells import cell_loads, cell_states
+from auction.selectors.cells import cell_states
 from auction.services.counters import counters_add
 from auction.services.events import event_record, events_store
-from auction.services.otto import publish_board, to_state
+from auction.services.otto.rows import publish_board, to_state
 
 PRESENCE_TTL_S = 15.0
 PRESENCE_REFRESH_S = 5.0
@@ -293,7 +293,3 @@ def otto_finished_due(client_ids: list[str]) -> list[dict[str, Any]]:
                                             task.failed, task.failure_reason))
         publish_board([m["auction_id"] for m in out])
     return out
-
-
-def cell_loads_for(cell_ids: list[str]) -> dict[str, Any]:
-    return cell_loads(cell_ids, {})

@@ -22,13 +22,20 @@ from redis import exceptions as redis_errors
 
 from auction.otto import lifecycle
 from auction.otto import messages as msg
-from auction.otto.times import from_iso
 from auction.selectors.clock import clock_row
-from auction.services import otto as svc
 from auction.services import otto_bus as bus
 from auction.services import otto_orchestrators as orch
 from auction.services.counters import counters_add
 from auction.services.locks import LOCK_RENEW_S, LOCK_TTL_S, redis_client
+from auction.services.otto.auctions import (
+    otto_auctions_open,
+    otto_due,
+    otto_next_deadline,
+    otto_recover,
+)
+from auction.services.otto.awards import otto_award_latencies_record, otto_started_seen
+from auction.services.otto.bids import IncomingBid, otto_bids_record
+from auction.services.otto.rows import Outbound
 from auction.services.otto_scenario import otto_duration
 from auction.sim.clock import ClockState
 
@@ -56,7 +63,7 @@ class SimClockCache:
 SEND_CONCURRENCY = 64
 
 
-async def send_all(layer: Any, outbound: svc.Outbound, touched: set[str] | None = None,
+async def send_all(layer: Any, outbound: Outbound, touched: set[str] | None = None,
                    effects_touched: set[str] | None = None) -> None:
     """Send a transaction's messages: inbox sends first, side by side but in order per
     inbox, then the fan-outs in order (a revoke still reaches the loser before the
@@ -120,7 +127,7 @@ class Auctioneer:
         self.tick_s = tick_s
         self.use_lock = use_lock
         self.clock = SimClockCache()
-        self.bids: list[svc.IncomingBid] = []
+        self.bids: list[IncomingBid] = []
         self.tasks: list[tuple[dict[str, Any], float]] = []
         self.sequence = 0
         self.stop = asyncio.Event()
@@ -149,7 +156,7 @@ class Auctioneer:
         await self.clock.refresh()
         if self.duration_s is None:
             self.duration_s = await database_sync_to_async(otto_duration)()
-        effects = await database_sync_to_async(svc.otto_recover)(self.clock.now())
+        effects = await database_sync_to_async(otto_recover)(self.clock.now())
         await send_all(self.layer, effects.outbound, self.touched, effects.touched)
         loops = [asyncio.create_task(c) for c in (
             self._receive(bus.name(bus.FOR_AUCTION), self._on_task),
@@ -202,11 +209,11 @@ class Auctioneer:
             await _count_malformed()
             return
         self.sequence += 1
-        self.bids.append(svc.IncomingBid(message, round(self.clock.now(), 6), self.sequence))
+        self.bids.append(IncomingBid(message, round(self.clock.now(), 6), self.sequence))
 
     async def _on_report(self, message: dict[str, Any]) -> None:
         if message["type"] == msg.STARTED:
-            effects = await database_sync_to_async(svc.otto_started_seen)(message, self.clock.now())
+            effects = await database_sync_to_async(otto_started_seen)(message, self.clock.now())
             await send_all(self.layer, effects.outbound, self.touched, effects.touched)
 
     async def _ticks(self) -> None:
@@ -233,7 +240,7 @@ class Auctioneer:
         if self.tasks:
             batch_t, self.tasks = self.tasks, []
             try:
-                effects = await self._timed("open", svc.otto_auctions_open,
+                effects = await self._timed("open", otto_auctions_open,
                                             [m for m, _ in batch_t], batch_t[0][1], self.duration_s)
             except Exception:
                 self.tasks = batch_t + self.tasks
@@ -250,7 +257,7 @@ class Auctioneer:
         if self.bids:
             batch, self.bids = self.bids, []
             try:
-                effects = await self._timed("bids", svc.otto_bids_record, batch)
+                effects = await self._timed("bids", otto_bids_record, batch)
             except Exception:
                 self.bids = batch + self.bids  # stamped at arrival: recording later changes nothing
                 raise
@@ -264,13 +271,13 @@ class Auctioneer:
                      or time.monotonic() - self.last_due_check >= 1.0)
         if due_check and (not self.clock.state.paused or now != self._last_now or opened):
             self.last_due_check = time.monotonic()
-            effects = await self._timed("due", svc.otto_due, now)
+            effects = await self._timed("due", otto_due, now)
             await send_all(self.layer, effects.outbound, self.touched, effects.touched)
             if effects.awards:
                 sent = time.time()
-                await database_sync_to_async(svc.otto_award_latencies_record)(
+                await database_sync_to_async(otto_award_latencies_record)(
                     {auction_id: (sent - due) * 1000 for auction_id, due in effects.awards})
-            deadline = await self._timed("deadline", svc.otto_next_deadline)
+            deadline = await self._timed("deadline", otto_next_deadline)
             self.next_due = deadline
             if deadline != last_deadline:
                 last_deadline = deadline
@@ -478,7 +485,3 @@ class OrchestratorFleet:
         for message in await database_sync_to_async(orch.otto_finished_due)(ids):
             await self.layer.group_send(bus.name(bus.FINISHED), message)
         return last_presence
-
-
-def iso_seconds(text: str) -> float:
-    return from_iso(text)

@@ -20,7 +20,8 @@ from auction.models import OttoAuction, OttoBid, OttoOrchestrator
 from auction.otto import bids as core
 from auction.otto import capabilities as caps
 from auction.otto import messages as msg
-from auction.services.otto import IncomingBid, _best_bids, otto_bids_record, otto_due
+from auction.services.otto import IncomingBid, otto_bids_record, otto_due
+from auction.services.otto.awards import _best_bids
 
 pytestmark = pytest.mark.django_db
 
