@@ -26,7 +26,7 @@ from auction.selectors.clock import clock_row
 from auction.services import otto_bus as bus
 from auction.services import otto_orchestrators as orch
 from auction.services.counters import counters_add
-from auction.services.locks import LOCK_RENEW_S, LOCK_TTL_S, redis_client
+from auction.services.locks import LOCK_RENEW_S, LOCK_TTL_S, lock_renew, redis_client
 from auction.services.otto.auctions import (
     otto_auctions_open,
     otto_due,
@@ -117,21 +117,46 @@ async def _count_malformed() -> None:
     await database_sync_to_async(counters_add)({"OttoMalformedMessages": 1})
 
 
+STOPPED, LOST, FAILED = "stopped", "lost", "failed"
+
+
+async def _settle(tasks: list[asyncio.Task[Any]], what: str) -> None:
+    """Cancel ``tasks`` and wait for them; a failure other than the cancel is logged."""
+    for task in tasks:
+        task.cancel()
+    if not tasks:
+        return
+    await asyncio.wait(tasks)
+    for task in tasks:
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("otto: %s task %s ended with %r", what, task.get_name(), task.exception())
+
+
 class Auctioneer:
-    """One per world; a Redis lock (15 s TTL, renewed every 5 s) keeps exactly one active."""
+    """One per world; a Redis lock (15 s TTL, renewed every 5 s) keeps exactly one active.
+
+    It acts (receives, records, closes, sends) only while it holds the lock. When a renewal
+    fails it steps down at once: ``active`` is cleared and every loop is cancelled before
+    anything else; then it stands by and tries to acquire the lock again.
+    """
 
     def __init__(self, layer: Any = None, duration_s: float | None = None,
-                 tick_s: float = TICK_S, use_lock: bool = True) -> None:
+                 tick_s: float = TICK_S, use_lock: bool = True, lock_ttl_s: float = LOCK_TTL_S,
+                 renew_s: float = LOCK_RENEW_S, standby_s: float = 1.0) -> None:
         self.layer = layer or bus.otto_layer()
         self.duration_s = None if duration_s is None else lifecycle.check_duration(duration_s)
         self.tick_s = tick_s
         self.use_lock = use_lock
+        self.lock_ttl_s = lock_ttl_s
+        self.renew_s = renew_s
+        self.standby_s = standby_s
         self.clock = SimClockCache()
         self.bids: list[IncomingBid] = []
         self.tasks: list[tuple[dict[str, Any], float]] = []
         self.sequence = 0
         self.stop = asyncio.Event()
         self.active = asyncio.Event()
+        self.steps_down = 0  # times it lost the lock while leading
         self.touched: set[str] = set()
         self.last_board = 0.0
         self._last_now: float | None = None
@@ -140,25 +165,89 @@ class Auctioneer:
         # Wall milliseconds of each step of the tick, for bench_otto's figures.
         self.timings: dict[str, list[float]] = {}
 
+    @staticmethod
+    def lock_key() -> str:
+        return f"diego:{settings.DIEGO_WORLD}:otto-auctioneer"
+
     async def run(self) -> None:
         lock = None
         if self.use_lock:
-            lock = redis_client().lock(f"diego:{settings.DIEGO_WORLD}:otto-auctioneer", timeout=LOCK_TTL_S,
-                                       blocking=False, thread_local=False)
-            while not self.stop.is_set() and not await asyncio.to_thread(lock.acquire):
-                await asyncio.sleep(1.0)  # standby until the active one's lock lapses
+            lock = redis_client().lock(self.lock_key(), timeout=self.lock_ttl_s, blocking=False,
+                                       thread_local=False)
+        held = False
+        try:
+            while not self.stop.is_set():
+                if lock is not None and not held:
+                    held = await self._acquire(lock)
+                    if not held:
+                        break  # stopped while standing by
+                outcome = await self._lead(lock)
+                if outcome == STOPPED:
+                    break
+                if outcome == LOST:
+                    held = False
+                    self.steps_down += 1
+                else:  # a loop failed: lead again, still holding the lock
+                    await asyncio.sleep(self.standby_s)
+        finally:
+            if lock is not None and held:
+                try:
+                    await asyncio.to_thread(lock.release)
+                except redis_errors.RedisError as exc:
+                    log.warning("otto auctioneer: releasing the lock failed (%s); it lapses within %g s",
+                                exc, self.lock_ttl_s)
+
+    async def _acquire(self, lock: Any) -> bool:
+        """Stand by until the lock is ours (the active one's lapsed) or the auctioneer stops."""
+        while not self.stop.is_set():
+            try:
+                if await asyncio.to_thread(lock.acquire):
+                    return True
+            except redis_errors.RedisError as exc:
+                log.warning("otto auctioneer: acquiring the lock failed (%s); standing by", exc)
+            with contextlib.suppress(TimeoutError):  # the stand-by interval passed: try again
+                await asyncio.wait_for(self.stop.wait(), self.standby_s)
+        return False
+
+    async def _lead(self, lock: Any) -> str:
+        """Act as the active auctioneer until stopped, the lock is lost, or a loop fails."""
+        loops: list[asyncio.Task[None]] = []
+        renewer = asyncio.create_task(self._renew(lock), name="renew") if lock is not None else None
+        leading = asyncio.create_task(self._leading(loops), name="leading")
+        stopping = asyncio.create_task(self.stop.wait(), name="stop")
+        waiting = [t for t in (renewer, leading, stopping) if t is not None]
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        # Step down before anything else: from here nothing is received, recorded or sent.
+        self.active.clear()
+        await _settle([leading, *loops], "auctioneer")
         if self.stop.is_set():
-            return
-        self.active.set()
+            outcome = STOPPED
+        elif renewer is not None and renewer.done():
+            outcome = LOST
+        else:
+            outcome = FAILED  # _settle logged the failure
+        await _settle([t for t in (renewer, stopping) if t is not None], "auctioneer")
+        await self._leave_groups()
+        if outcome == LOST:
+            log.warning("otto auctioneer: lost the lock, stepped down; dropped %d bids and %d tasks not "
+                        "yet recorded (the next leader re-announces open auctions, convergence "
+                        "re-feeds tasks); standing by to re-acquire", len(self.bids), len(self.tasks))
+            self.bids, self.tasks = [], []
+        return outcome
+
+    async def _leading(self, loops: list[asyncio.Task[None]]) -> None:
+        """Join the report groups, recover, then run the loops; returns only if one fails."""
+        self.next_due, self._last_now = None, None
         self.group_channel = await self.layer.new_channel("otto-auctioneer.")
         for name in (bus.STARTED, bus.FINISHED):
             await self.layer.group_add(bus.name(name), self.group_channel)
+        self.active.set()
         await self.clock.refresh()
         if self.duration_s is None:
             self.duration_s = await database_sync_to_async(otto_duration)()
         effects = await database_sync_to_async(otto_recover)(self.clock.now())
         await send_all(self.layer, effects.outbound, self.touched, effects.touched)
-        loops = [asyncio.create_task(c) for c in (
+        loops += [asyncio.create_task(c) for c in (
             self._receive(bus.name(bus.FOR_AUCTION), self._on_task),
             self._receive(self.group_channel, self._on_report),
             self._ticks())]
@@ -166,22 +255,27 @@ class Auctioneer:
         # each stamps arrival on the same clock, so order of receipt stays well defined.
         loops += [asyncio.create_task(self._receive(bus.name(bus.BIDS), self._on_bid))
                   for _ in range(BID_RECEIVERS)]
-        if lock is not None:
-            loops.append(asyncio.create_task(self._renew(lock)))
-        await self.stop.wait()
-        for task in loops:
-            task.cancel()
-        for task in loops:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        if lock is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.to_thread(lock.release)
+        done, _ = await asyncio.wait(loops, return_when=asyncio.FIRST_EXCEPTION)
+        for task in done:
+            task.result()  # the loops never return: re-raise the failure
+
+    async def _leave_groups(self) -> None:
+        channel = getattr(self, "group_channel", None)
+        if channel is None:
+            return
+        for name in (bus.STARTED, bus.FINISHED):
+            try:
+                await self.layer.group_discard(bus.name(name), channel)
+            except (OSError, redis_errors.RedisError) as exc:
+                log.warning("otto auctioneer: leaving group %s failed (%s); its membership expires", name, exc)
+        self.group_channel = None
 
     async def _renew(self, lock: Any) -> None:
+        """Renew the lock every ``renew_s``; returns as soon as a renewal fails (lost)."""
         while True:
-            await asyncio.sleep(LOCK_RENEW_S)
-            await asyncio.to_thread(lock.reacquire)
+            await asyncio.sleep(self.renew_s)
+            if not await asyncio.to_thread(lock_renew, lock):
+                return
 
     async def _receive(self, channel: str, handle: Any) -> None:
         while True:
