@@ -61,6 +61,7 @@ class SimClockCache:
 
 
 SEND_CONCURRENCY = 64
+SEND_RETRIES = 500  # an orchestrator retries a full channel every 20 ms, 10 s in all
 
 
 async def send_all(layer: Any, outbound: Outbound, touched: set[str] | None = None,
@@ -98,9 +99,11 @@ async def _send_one(layer: Any, how: str, name: str, message: dict[str, Any]) ->
         else:
             await layer.send(name, message)
     except ChannelFull:
-        log.warning("otto: %s is full; the row keeps the truth", name)
+        log.warning("otto: dropped %s for %s: %s is full; the row keeps the truth",
+                    message.get("type"), message.get("auction_id"), name)
     except (OSError, redis_errors.RedisError) as exc:
-        log.warning("otto: send to %s failed (%s); the row keeps the truth", name, exc)
+        log.warning("otto: dropped %s for %s: send to %s failed (%s); the row keeps the truth",
+                    message.get("type"), message.get("auction_id"), name, exc)
 
 
 async def receive(layer: Any, channel: str) -> dict[str, Any]:
@@ -113,8 +116,13 @@ async def receive(layer: Any, channel: str) -> dict[str, Any]:
             await asyncio.sleep(0.5)
 
 
-async def _count_malformed() -> None:
-    await database_sync_to_async(counters_add)({"OttoMalformedMessages": 1})
+async def _dropped_malformed(channel: str, why: object) -> None:
+    """A malformed message is dropped, logged and counted (otto.md 3); nothing crashes."""
+    log.warning("otto: dropped a malformed message on %s: %s", channel, why)
+    try:
+        await database_sync_to_async(counters_add)({"OttoMalformedMessages": 1})
+    except Exception as exc:  # noqa: BLE001 - a counter, not state
+        log.warning("otto: counting a malformed message on %s failed (%s)", channel, exc)
 
 
 STOPPED, LOST, FAILED = "stopped", "lost", "failed"
@@ -283,8 +291,7 @@ class Auctioneer:
             try:
                 checked = msg.validate(message)
             except msg.MalformedMessage as exc:
-                log.info("otto: dropped a malformed message: %s", exc)
-                await _count_malformed()
+                await _dropped_malformed(channel, exc)
                 continue
             try:
                 await handle(checked)
@@ -293,14 +300,14 @@ class Auctioneer:
 
     async def _on_task(self, message: dict[str, Any]) -> None:
         if message["type"] != msg.TASK:
-            await _count_malformed()
+            await _dropped_malformed(bus.name(bus.FOR_AUCTION), f"type {message['type']} is not {msg.TASK}")
             return
         # Opened by the next tick, all arrivals of a tick in one transaction, stamped now.
         self.tasks.append((message, self.clock.now()))
 
     async def _on_bid(self, message: dict[str, Any]) -> None:
         if message["type"] not in (msg.BID, msg.DECLINE):
-            await _count_malformed()
+            await _dropped_malformed(bus.name(bus.BIDS), f"type {message['type']} is not a bid or decline")
             return
         self.sequence += 1
         self.bids.append(IncomingBid(message, round(self.clock.now(), 6), self.sequence))
@@ -399,8 +406,9 @@ def _store_deadline(deadline: float | None) -> None:
             client.delete(bus.next_deadline_key())
         else:
             client.set(bus.next_deadline_key(), f"{deadline:.3f}")
-    except Exception:  # noqa: BLE001 - a hint for the clock bar, not state
-        pass
+    except Exception as exc:  # noqa: BLE001 - a hint for the clock bar, not state
+        log.warning("otto: could not publish the next deadline %s (%s); the clock's step may pass it",
+                    deadline, exc)
 
 
 class Orchestrator:
@@ -427,8 +435,8 @@ class Orchestrator:
             message = await receive(self.layer, self.inbox)
             try:
                 checked = msg.validate(message)
-            except msg.MalformedMessage:
-                await _count_malformed()
+            except msg.MalformedMessage as exc:
+                await _dropped_malformed(self.inbox, exc)
                 continue
             task = asyncio.create_task(self._handle(checked))
             self.pending.add(task)
@@ -460,12 +468,14 @@ class Orchestrator:
         await self._send(bus.name(bus.BIDS), bid)
 
     async def _send(self, channel: str, message: dict[str, Any]) -> None:
-        for _ in range(500):
+        for _ in range(SEND_RETRIES):
             try:
                 await self.layer.send(channel, message)
                 return
             except ChannelFull:
                 await asyncio.sleep(0.02)
+        log.warning("otto orchestrator %s: dropped %s for %s: %s stayed full for %d tries",
+                    self.client_id, message.get("type"), message.get("auction_id"), channel, SEND_RETRIES)
 
     async def _award(self, award: dict[str, Any]) -> None:
         if self.random.random() < float(self.knobs.get("start_failure_rate", 0.0)):

@@ -4,17 +4,20 @@ lock, and every failure the loops survive is logged with its context."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
+from channels.exceptions import ChannelFull
 from otto_world import auction_of, submit
 
 from auction.models import OttoAuction
-from auction.services import locks
+from auction.otto import messages as msg
+from auction.services import locks, otto_runtime
 from auction.services.clock import clock_reset
-from auction.services.otto_runtime import Auctioneer
+from auction.services.otto_runtime import Auctioneer, Orchestrator, SimClockCache
 
 
 async def _until(predicate: Any, timeout: float = 10.0, what: str = "") -> None:
@@ -79,3 +82,92 @@ def test_lock_renew_extends_a_held_lock_and_reports_a_lost_one(redis_socket, set
         assert "lock diego:main:t-renew-helper: renewal failed, no longer held (LockNotOwnedError" in caplog.text
     finally:
         locks.redis_client().delete("diego:main:t-renew-helper")
+
+
+# --- dropped failures are logged with their context ---------------------------------------
+
+class FullLayer:
+    """A channel layer whose every channel is full."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+
+    async def send(self, channel: str, message: dict[str, Any]) -> None:
+        self.sent += 1
+        raise ChannelFull(channel)
+
+    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        raise ChannelFull(group)
+
+
+@pytest.mark.asyncio
+async def test_an_orchestrators_message_dropped_on_a_full_channel_is_logged(monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(otto_runtime, "SEND_RETRIES", 3)
+    layer = FullLayer()
+    member = Orchestrator("cell-1", layer, {}, SimClockCache())
+    bid = msg.bid_message("a-7", 1, "cell-1", "agent", 0.02, {}, 0, 1.0)
+    with caplog.at_level(logging.WARNING, logger="auction.services.otto_runtime"):
+        await member._send("otto.main.tasks.bids", bid)
+    assert layer.sent == 3
+    assert ("otto orchestrator cell-1: dropped otto.bid for a-7: otto.main.tasks.bids stayed full for 3 tries"
+            in caplog.text)
+
+
+@pytest.mark.asyncio
+async def test_an_auctioneer_send_dropped_on_a_full_channel_is_logged(caplog) -> None:  # type: ignore[no-untyped-def]
+    award = msg.award_message("a-8", 2, {"raw": {}, "capabilities": {}}, 0.02, 15.5)
+    with caplog.at_level(logging.WARNING, logger="auction.services.otto_runtime"):
+        await otto_runtime.send_all(FullLayer(), [("send", "otto.main.inbox.cell-1", award)])
+    assert "dropped otto.award for a-8: otto.main.inbox.cell-1 is full" in caplog.text
+
+
+def test_a_next_deadline_that_cannot_be_published_is_logged(monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]
+    import redis
+
+    class Down:
+        def set(self, *args: Any, **kwargs: Any) -> None:
+            raise redis.exceptions.ConnectionError("Connection refused")
+
+    monkeypatch.setattr(otto_runtime, "redis_client", lambda: Down())
+    with caplog.at_level(logging.WARNING, logger="auction.services.otto_runtime"):
+        otto_runtime._store_deadline(12.5)
+    assert "could not publish the next deadline 12.5 (Connection refused)" in caplog.text
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_a_malformed_message_on_an_inbox_is_logged_and_counted(caplog) -> None:  # type: ignore[no-untyped-def]
+    """otto.md 3: dropped, counted, and (now) logged with the channel it came on."""
+
+    class OneBadMessage:
+        def __init__(self) -> None:
+            self.given = False
+
+        async def group_add(self, group: str, channel: str) -> None:
+            return None
+
+        async def receive(self, channel: str) -> dict[str, Any]:
+            if not self.given:
+                self.given = True
+                return {"type": "otto.award", "auction_id": "a-9"}  # no attempt, task, ...
+            await asyncio.sleep(3600)
+            raise AssertionError("unreachable")
+
+    from auction.models import Counter
+
+    member = Orchestrator("cell-1", OneBadMessage(), {}, SimClockCache())
+    caplog.set_level(logging.WARNING, logger="auction.services.otto_runtime")
+    task = asyncio.create_task(member.run())
+    try:
+        for _ in range(100):
+            if "dropped a malformed message on otto.main.inbox.cell-1" in caplog.text:
+                break
+            await asyncio.sleep(0.02)
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    assert "dropped a malformed message on otto.main.inbox.cell-1" in caplog.text
+    count = await database_sync_to_async(
+        lambda: Counter.objects.filter(name="OttoMalformedMessages").values_list("value", flat=True).first())()
+    assert count == 1
