@@ -107,10 +107,11 @@ WORKED_ASK = Ask(cores=2, memory_mb=1024, docker_run=True)
 LIVE = bids.RosterEntry(True, alive_until_wall=1015.0, offer=Offer(8, 4096, 10000, True, False))
 
 
-def _judge(bid: Bid, **over: object) -> bids.Refusal | None:
-    kwargs: dict[str, object] = {"attempt": 1, "ends": 105.0, "state_open": True, "ask": WORKED_ASK,
-                                 "roster": LIVE, "wall": 1000.0, **over}
-    return bids.rejection(bid, **kwargs)  # type: ignore[arg-type]
+def _judge(bid: Bid, *, attempt: int = 1, state_open: bool = True, ask: Ask = WORKED_ASK,
+           roster: bids.RosterEntry | None = LIVE, wall: float = 1000.0,
+           excluded: tuple[str, ...] = ()) -> bids.Refusal | None:
+    return bids.rejection(bid, attempt=attempt, ends=105.0, state_open=state_open, ask=ask, roster=roster,
+                          wall=wall, excluded=excluded)
 
 
 def test_lateness_rule() -> None:
