@@ -20,6 +20,7 @@ from auction.services.counters import counters_add
 from auction.services.events import events_store
 from auction.services.otto.awards import close, start_timeout
 from auction.services.otto.rows import (
+    STATE_FIELDS,
     Effects,
     announce,
     apply_state,
@@ -138,12 +139,12 @@ def otto_next_deadline() -> float | None:
     The core's ``due_at`` of the rows that hold the soonest of each deadline column.
     """
     State = OttoAuction.State
+    rows = OttoAuction.objects.only(*STATE_FIELDS)
     firsts = [
-        OttoAuction.objects.filter(state=State.OPEN).order_by("ends", "pk").first(),
-        OttoAuction.objects.filter(state=State.NO_BIDS, next_announce_at__isnull=False)
-        .order_by("next_announce_at", "pk").first(),
-        OttoAuction.objects.filter(state__in=lifecycle.EXPIRABLE_STATES).order_by("submitted_at", "pk").first(),
-        OttoAuction.objects.filter(state=State.AWARDED, start_by__isnull=False).order_by("start_by", "pk").first(),
+        rows.filter(state=State.OPEN).order_by("ends", "pk").first(),
+        rows.filter(state=State.NO_BIDS, next_announce_at__isnull=False).order_by("next_announce_at", "pk").first(),
+        rows.filter(state__in=lifecycle.EXPIRABLE_STATES).order_by("submitted_at", "pk").first(),
+        rows.filter(state=State.AWARDED, start_by__isnull=False).order_by("start_by", "pk").first(),
     ]
     dues = [lifecycle.due_at(to_state(row)) for row in firsts if row is not None]
     found = [d for d in dues if d is not None]

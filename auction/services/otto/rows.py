@@ -41,6 +41,11 @@ class Effects:
         self.outbound.append(("group", channel, message))
 
 
+# The columns ``to_state`` reads (for ``.only()`` on hot reads).
+STATE_FIELDS = ("auction_id", "state", "attempt", "starts", "ends", "submitted_at", "announcements", "winner",
+                "cost", "start_by", "next_announce_at", "excluded", "failure_reason", "note")
+
+
 def to_state(row: OttoAuction) -> lifecycle.AuctionState:
     """The row as the core's value; ``apply_state`` writes a transition back."""
     return lifecycle.AuctionState(
