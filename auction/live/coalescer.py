@@ -45,6 +45,7 @@ from auction.live.publish import (
     wake_list,
 )
 from auction.live.rate import RateWindow
+from auction.services.locks import lock_renew
 
 log = logging.getLogger(__name__)
 
@@ -327,16 +328,19 @@ class _Runner:
             self.task = None
 
     def _lead(self) -> bool:
-        try:
-            if self.lock is not None and self.lock.owned():
-                self.lock.reacquire()
+        if self.lock is not None:
+            if lock_renew(self.lock):
                 return True
-            self.lock = state_redis().lock(f"{key_prefix()}:coalescer", timeout=LEADER_TTL_S,
-                                           blocking=False, thread_local=False)
-            return bool(self.lock.acquire())
+            self.lock = None  # lost (lock_renew logged it): try to acquire it again
+        try:
+            lock = state_redis().lock(f"{key_prefix()}:coalescer", timeout=LEADER_TTL_S,
+                                      blocking=False, thread_local=False)
+            if lock.acquire():
+                self.lock = lock
+                return True
         except redis.RedisError as exc:
             log.warning("live: coalescer lock: %s", exc)
-            return False
+        return False
 
     def _release(self) -> None:
         try:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from auction.otto.bids import roster_live
+
 
 class OttoAuction(models.Model):
     """One task's auction across its attempts (otto.md 6); the board and late joiners read it."""
@@ -123,7 +125,7 @@ class OttoOrchestrator(models.Model):
         return self.client_id
 
     def is_live(self, wall: float) -> bool:
-        return self.enabled and wall < self.alive_until_wall
+        return roster_live(self.enabled, self.alive_until_wall, wall)
 
 
 class OttoTaskCapabilities(models.Model):

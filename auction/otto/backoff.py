@@ -13,7 +13,7 @@ def backoff_delay(announcements: int, jitter_seed: str | None = None) -> float:
     """Delay after the ``announcements``-th announcement drew no bids (1 -> 2 s, 2 -> 4 s ...)."""
     if announcements < 1:
         raise ValueError("announcements start at 1")
-    delay = min(CAP_S, BASE_S * 2 ** (announcements - 1))
+    delay = min(CAP_S, BASE_S * 2.0 ** (announcements - 1))
     if jitter_seed is None:
         return delay
     factor = 1 + random.Random(f"{jitter_seed}:{announcements}").uniform(-JITTER, JITTER)

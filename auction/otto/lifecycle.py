@@ -3,7 +3,9 @@
     open --close, bids--> awarded --started--> started --finished--> finished
     open --close, none--> no_bids --back-off due--> open (same attempt, one more announcement)
     awarded --start_by passed / declined--> open (attempt n+1, the loser left out) | failed (5 attempts)
-    any pending state --1800 s since the task was submitted--> failed
+    open | no_bids --1800 s since the task was submitted--> failed
+    (an awarded auction is not expired: its winner holds it until start_by, and the
+    timeout's re-auction re-opens it, which then expires)
 
 The service applies each transition with a conditional update on (state, attempt), so a
 transition runs exactly once even with a stale second auctioneer.
@@ -27,9 +29,18 @@ PENDING_EXPIRED = "not started within time limit"
 
 OPEN, NO_BIDS, AWARDED, STARTED, FINISHED, FAILED = "open", "no_bids", "awarded", "started", "finished", "failed"
 PENDING_STATES = (OPEN, NO_BIDS, AWARDED)
+EXPIRABLE_STATES = (OPEN, NO_BIDS)
 # Sim instants are sums of floats (steps, durations, grace): a transition due at t also
 # fires at t minus float noise, or a clock stepped exactly to t could wait forever.
 DUE_EPS_S = 1e-6
+# A database selects candidate rows with ``due_bounds``: looser than the predicates by this
+# much, so float rounding in the SQL comparison never leaves a due auction out.
+PREFILTER_SLACK_S = 1e-3
+
+
+def reached(deadline: float, now: float) -> bool:
+    """Has the sim clock reached ``deadline``? (The one comparison every transition uses.)"""
+    return now + DUE_EPS_S >= deadline
 
 
 def _ms_floor(t: float) -> float:
@@ -69,6 +80,10 @@ class AuctionState:
     def closes_at(self) -> float:
         return self.ends + GRACE_S
 
+    @property
+    def expires_at(self) -> float:
+        return self.submitted_at + PENDING_LIMIT_S
+
 
 def opened(auction_id: str, now: float, duration_s: float = DEFAULT_DURATION_S) -> AuctionState:
     return AuctionState(auction_id, OPEN, 1, now, now + check_duration(duration_s), submitted_at=now)
@@ -77,19 +92,59 @@ def opened(auction_id: str, now: float, duration_s: float = DEFAULT_DURATION_S) 
 def due_at(auction: AuctionState) -> float | None:
     """The next sim instant at which this auction needs the auctioneer, if any."""
     if auction.state == OPEN:
-        return auction.closes_at
+        return min(auction.closes_at, auction.expires_at)
     if auction.state == NO_BIDS:
-        return min(auction.next_announce_at or 0.0, auction.submitted_at + PENDING_LIMIT_S)
+        if auction.next_announce_at is None:
+            return auction.expires_at
+        return min(auction.next_announce_at, auction.expires_at)
     if auction.state == AWARDED:
         return auction.start_by
     return None
+
+
+def close_due(auction: AuctionState, now: float) -> bool:
+    """An open auction closes at ``ends`` + grace on the auctioneer's clock."""
+    return auction.state == OPEN and reached(auction.closes_at, now)
+
+
+def reannounce_due(auction: AuctionState, now: float) -> bool:
+    """No bids, and the back-off is over."""
+    return (auction.state == NO_BIDS and auction.next_announce_at is not None
+            and reached(auction.next_announce_at, now))
+
+
+def start_timed_out(auction: AuctionState, now: float) -> bool:
+    """The winner has not started by ``start_by``."""
+    return auction.state == AWARDED and auction.start_by is not None and reached(auction.start_by, now)
+
+
+def pending_expired(auction: AuctionState, now: float) -> bool:
+    """Open or backing off 1800 s after the task was submitted: Diego's time limit."""
+    return auction.state in EXPIRABLE_STATES and reached(auction.expires_at, now)
+
+
+@dataclass(frozen=True, slots=True)
+class DueBounds:
+    """Upper bounds on the deadline columns of every auction due at some instant, for a
+    database to select candidate rows with (a superset); the predicates above decide."""
+
+    ends: float  # open: close_due
+    start_by: float  # awarded: start_timed_out
+    next_announce_at: float  # no_bids: reannounce_due
+    submitted_at: float  # open, no_bids: pending_expired
+
+
+def due_bounds(now: float) -> DueBounds:
+    horizon = now + DUE_EPS_S + PREFILTER_SLACK_S
+    return DueBounds(ends=horizon - GRACE_S, start_by=horizon, next_announce_at=horizon,
+                     submitted_at=horizon - PENDING_LIMIT_S)
 
 
 def closed(auction: AuctionState, bids: list[Bid], now: float, jitter_seed: str | None = None) -> AuctionState:
     """Close at ``ends`` + grace: award the lowest cost, or schedule a re-announcement."""
     if auction.state != OPEN:
         raise LifecycleError(f"cannot close an auction in state {auction.state}")
-    if now + DUE_EPS_S < auction.closes_at:
+    if not close_due(auction, now):
         raise LifecycleError("the auction closes at ends + grace")
     close_at = auction.closes_at
     winner = choose_winner(bids, auction.attempt)
@@ -125,17 +180,14 @@ def reauctioned(auction: AuctionState, now: float, reason: str,
                    note=f"{reason}: attempt {attempt}")
 
 
-def start_timed_out(auction: AuctionState, now: float) -> bool:
-    return auction.state == AWARDED and auction.start_by is not None and now + DUE_EPS_S >= auction.start_by
-
-
-def pending_expired(auction: AuctionState, now: float) -> bool:
-    return auction.state in PENDING_STATES and now + DUE_EPS_S >= auction.submitted_at + PENDING_LIMIT_S
-
-
 def start_allowed(auction: AuctionState, bidder: str, attempt: int) -> bool:
     """Start is at-most-once: only the current winner of the current attempt may start."""
     return auction.state == AWARDED and auction.winner == bidder and auction.attempt == attempt
+
+
+def started_by(auction: AuctionState, bidder: str, attempt: int) -> bool:
+    """``otto.started`` from the winner that did start this attempt (any other is superseded)."""
+    return auction.state == STARTED and auction.winner == bidder and auction.attempt == attempt
 
 
 def expired(auction: AuctionState) -> AuctionState:

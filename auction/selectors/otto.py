@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from auction.models import OttoAuction, OttoBid, OttoOrchestrator
-from auction.otto.bids import Bid, ranking_key
+from auction.otto.bids import GRACE_S, Bid, ranking_key
 from auction.otto.times import to_iso
 
 CLOSED_LANE = 100
@@ -34,6 +34,7 @@ class BidView:
     skew_s: float | None
     ready_in_s: float
     leader: bool = False
+    sequence: int = 0  # arrival order on the auctioneer: ties on cost and receipt go to the earlier
 
     def as_dict(self) -> dict[str, Any]:
         return {"bidder": self.bidder, "kind": self.kind, "attempt": self.attempt, "cost": round(self.cost, 6),
@@ -161,7 +162,7 @@ def _bids(rows: list[OttoAuction]) -> dict[int, list[BidView]]:
     for b in OttoBid.objects.filter(auction__in=rows).order_by("received_at", "sequence"):
         by.setdefault(b.auction_id, []).append(BidView(
             b.bidder, b.kind, b.attempt, b.cost, b.breakdown, b.status, b.reason, b.received_at, b.sent_at,
-            b.skew_s, b.ready_in_s))
+            b.skew_s, b.ready_in_s, sequence=b.sequence))
     return by
 
 
@@ -169,11 +170,11 @@ def _view(row: OttoAuction, bids: list[BidView]) -> AuctionView:
     current = [b for b in bids if b.attempt == row.attempt]
     live = [b for b in current if b.status == "accepted"]
     if live:
-        best = min(live, key=lambda b: ranking_key(Bid(b.bidder, b.attempt, b.cost, b.received_at)))
+        best = min(live, key=lambda b: ranking_key(Bid(b.bidder, b.attempt, b.cost, b.received_at, b.sequence)))
         best.leader = True
     return AuctionView(
         row.auction_id, row.task_guid, row.state, row.attempt, row.announcements, row.capabilities, row.starts,
-        row.ends, row.ends + 0.5, row.closed_at, row.next_announce_at, row.winner, row.cost, row.start_by,
+        row.ends, row.ends + GRACE_S, row.closed_at, row.next_announce_at, row.winner, row.cost, row.start_by,
         row.started_at, row.started_cell, row.failure_reason, row.note, list(row.unmet), list(row.history),
         current, row.pk)
 
@@ -194,7 +195,7 @@ def auction_detail(auction_id: str) -> AuctionView | None:
 
 
 def _open_due(state: str, ends: float, next_announce_at: float | None) -> float:
-    return ends + 0.5 if state == "open" else (next_announce_at or 0.0)
+    return ends + GRACE_S if state == "open" else (next_announce_at or 0.0)
 
 
 def open_auctions(limit: int | None = None) -> list[AuctionView]:

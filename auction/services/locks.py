@@ -1,15 +1,17 @@
-"""Cluster-wide locks in Redis: one auctioneer, one sim advance at a time.
+"""Cluster-wide locks in Redis: one auctioneer, one sim advance, one Otto auctioneer, one
+live coalescer at a time.
 
 Diego holds the Locket lock ``auctioneer`` so only one auction runs in the whole
 deployment (auction.md 1 step 2): a presence with a 15 s TTL that its holder refreshes
 every 5 s. Here the same shape: a redis-py ``Lock`` (SET NX PX with a token, released by
 a Lua check-and-delete) with a short TTL, kept alive by a renewer thread while the holder
 runs. A killed worker stops renewing, so its lock lapses within the TTL instead of
-blocking the cluster.
+blocking the cluster. Every holder renews through ``lock_renew``.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +19,8 @@ from functools import lru_cache
 
 import redis
 from django.conf import settings
+
+log = logging.getLogger(__name__)
 
 LOCK_TTL_S = 15.0
 LOCK_RENEW_S = 5.0
@@ -31,11 +35,22 @@ def redis_client() -> redis.Redis:
     return _client(settings.REDIS_STATE_URL)
 
 
+def lock_renew(lock: redis.lock.Lock) -> bool:
+    """Extend a held lock back to its full TTL; False, with a warning, when it is lost
+    (lapsed, taken by another holder, or Redis unreachable): its holder must stop acting
+    as the holder at once, and may try to acquire it again."""
+    try:
+        lock.reacquire()
+    except redis.exceptions.RedisError as exc:  # LockError, LockNotOwnedError, ConnectionError ...
+        name = lock.name.decode() if isinstance(lock.name, bytes) else lock.name
+        log.warning("lock %s: renewal failed, no longer held (%s: %s)", name, type(exc).__name__, exc)
+        return False
+    return True
+
+
 def _renew(lock: redis.lock.Lock, stop: threading.Event) -> None:
     while not stop.wait(LOCK_RENEW_S):
-        try:
-            lock.reacquire()
-        except (redis.exceptions.LockError, redis.exceptions.ConnectionError):
+        if not lock_renew(lock):
             return  # lost it; the holder's writes are still guarded by their transactions
 
 

@@ -20,11 +20,12 @@ from auction.engine.filters import match_placement_tags, match_rootfs, match_vol
 from auction.models import BBSEvent, Cell, OttoAuction, OttoOrchestrator, Task, Zone
 from auction.otto import capabilities as caps
 from auction.otto import cost as costs
+from auction.otto import lifecycle
 from auction.otto import messages as msg
-from auction.selectors.cells import cell_loads, cell_states
+from auction.selectors.cells import cell_states
 from auction.services.counters import counters_add
 from auction.services.events import event_record, events_store
-from auction.services.otto import publish_board
+from auction.services.otto.rows import publish_board, to_state
 
 PRESENCE_TTL_S = 15.0
 PRESENCE_REFRESH_S = 5.0
@@ -232,8 +233,7 @@ def otto_start(client_id: str, auction_id: str, attempt: int, now: float, cell_i
     """The winner starts: re-check capacity under the Cell row lock, Task PENDING -> RUNNING (otto.md 6)."""
     with transaction.atomic():
         auction = OttoAuction.objects.select_for_update().filter(auction_id=auction_id).first()
-        if auction is None or auction.state != OttoAuction.State.AWARDED or auction.attempt != attempt \
-                or auction.winner != client_id:
+        if auction is None or not lifecycle.start_allowed(to_state(auction), client_id, attempt):
             return StartOutcome(None, False)  # revoked meanwhile: start is at-most-once
         if cell_id is None:
             cell_id = OttoOrchestrator.objects.filter(client_id=client_id).values_list("cell_id", flat=True).first()
@@ -293,7 +293,3 @@ def otto_finished_due(client_ids: list[str]) -> list[dict[str, Any]]:
                                             task.failed, task.failure_reason))
         publish_board([m["auction_id"] for m in out])
     return out
-
-
-def cell_loads_for(cell_ids: list[str]) -> dict[str, Any]:
-    return cell_loads(cell_ids, {})

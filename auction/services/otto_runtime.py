@@ -22,14 +22,20 @@ from redis import exceptions as redis_errors
 
 from auction.otto import lifecycle
 from auction.otto import messages as msg
-from auction.otto.bids import GRACE_S
-from auction.otto.times import from_iso
 from auction.selectors.clock import clock_row
-from auction.services import otto as svc
 from auction.services import otto_bus as bus
 from auction.services import otto_orchestrators as orch
 from auction.services.counters import counters_add
-from auction.services.locks import LOCK_RENEW_S, LOCK_TTL_S, redis_client
+from auction.services.locks import LOCK_RENEW_S, LOCK_TTL_S, lock_renew, redis_client
+from auction.services.otto.auctions import (
+    otto_auctions_open,
+    otto_due,
+    otto_next_deadline,
+    otto_recover,
+)
+from auction.services.otto.awards import otto_award_latencies_record, otto_started_seen
+from auction.services.otto.bids import IncomingBid, otto_bids_record
+from auction.services.otto.rows import Outbound
 from auction.services.otto_scenario import otto_duration
 from auction.sim.clock import ClockState
 
@@ -55,9 +61,10 @@ class SimClockCache:
 
 
 SEND_CONCURRENCY = 64
+SEND_RETRIES = 500  # an orchestrator retries a full channel every 20 ms, 10 s in all
 
 
-async def send_all(layer: Any, outbound: svc.Outbound, touched: set[str] | None = None,
+async def send_all(layer: Any, outbound: Outbound, touched: set[str] | None = None,
                    effects_touched: set[str] | None = None) -> None:
     """Send a transaction's messages: inbox sends first, side by side but in order per
     inbox, then the fan-outs in order (a revoke still reaches the loser before the
@@ -92,9 +99,11 @@ async def _send_one(layer: Any, how: str, name: str, message: dict[str, Any]) ->
         else:
             await layer.send(name, message)
     except ChannelFull:
-        log.warning("otto: %s is full; the row keeps the truth", name)
+        log.warning("otto: dropped %s for %s: %s is full; the row keeps the truth",
+                    message.get("type"), message.get("auction_id"), name)
     except (OSError, redis_errors.RedisError) as exc:
-        log.warning("otto: send to %s failed (%s); the row keeps the truth", name, exc)
+        log.warning("otto: dropped %s for %s: send to %s failed (%s); the row keeps the truth",
+                    message.get("type"), message.get("auction_id"), name, exc)
 
 
 async def receive(layer: Any, channel: str) -> dict[str, Any]:
@@ -107,25 +116,55 @@ async def receive(layer: Any, channel: str) -> dict[str, Any]:
             await asyncio.sleep(0.5)
 
 
-async def _count_malformed() -> None:
-    await database_sync_to_async(counters_add)({"OttoMalformedMessages": 1})
+async def _dropped_malformed(channel: str, why: object) -> None:
+    """A malformed message is dropped, logged and counted (otto.md 3); nothing crashes."""
+    log.warning("otto: dropped a malformed message on %s: %s", channel, why)
+    try:
+        await database_sync_to_async(counters_add)({"OttoMalformedMessages": 1})
+    except Exception as exc:  # noqa: BLE001 - a counter, not state
+        log.warning("otto: counting a malformed message on %s failed (%s)", channel, exc)
+
+
+STOPPED, LOST, FAILED = "stopped", "lost", "failed"
+
+
+async def _settle(tasks: list[asyncio.Task[Any]], what: str) -> None:
+    """Cancel ``tasks`` and wait for them; a failure other than the cancel is logged."""
+    for task in tasks:
+        task.cancel()
+    if not tasks:
+        return
+    await asyncio.wait(tasks)
+    for task in tasks:
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("otto: %s task %s ended with %r", what, task.get_name(), task.exception())
 
 
 class Auctioneer:
-    """One per world; a Redis lock (15 s TTL, renewed every 5 s) keeps exactly one active."""
+    """One per world; a Redis lock (15 s TTL, renewed every 5 s) keeps exactly one active.
+
+    It acts (receives, records, closes, sends) only while it holds the lock. When a renewal
+    fails it steps down at once: ``active`` is cleared and every loop is cancelled before
+    anything else; then it stands by and tries to acquire the lock again.
+    """
 
     def __init__(self, layer: Any = None, duration_s: float | None = None,
-                 tick_s: float = TICK_S, use_lock: bool = True) -> None:
+                 tick_s: float = TICK_S, use_lock: bool = True, lock_ttl_s: float = LOCK_TTL_S,
+                 renew_s: float = LOCK_RENEW_S, standby_s: float = 1.0) -> None:
         self.layer = layer or bus.otto_layer()
         self.duration_s = None if duration_s is None else lifecycle.check_duration(duration_s)
         self.tick_s = tick_s
         self.use_lock = use_lock
+        self.lock_ttl_s = lock_ttl_s
+        self.renew_s = renew_s
+        self.standby_s = standby_s
         self.clock = SimClockCache()
-        self.bids: list[svc.IncomingBid] = []
+        self.bids: list[IncomingBid] = []
         self.tasks: list[tuple[dict[str, Any], float]] = []
         self.sequence = 0
         self.stop = asyncio.Event()
         self.active = asyncio.Event()
+        self.steps_down = 0  # times it lost the lock while leading
         self.touched: set[str] = set()
         self.last_board = 0.0
         self._last_now: float | None = None
@@ -134,25 +173,89 @@ class Auctioneer:
         # Wall milliseconds of each step of the tick, for bench_otto's figures.
         self.timings: dict[str, list[float]] = {}
 
+    @staticmethod
+    def lock_key() -> str:
+        return f"diego:{settings.DIEGO_WORLD}:otto-auctioneer"
+
     async def run(self) -> None:
         lock = None
         if self.use_lock:
-            lock = redis_client().lock(f"diego:{settings.DIEGO_WORLD}:otto-auctioneer", timeout=LOCK_TTL_S,
-                                       blocking=False, thread_local=False)
-            while not self.stop.is_set() and not await asyncio.to_thread(lock.acquire):
-                await asyncio.sleep(1.0)  # standby until the active one's lock lapses
+            lock = redis_client().lock(self.lock_key(), timeout=self.lock_ttl_s, blocking=False,
+                                       thread_local=False)
+        held = False
+        try:
+            while not self.stop.is_set():
+                if lock is not None and not held:
+                    held = await self._acquire(lock)
+                    if not held:
+                        break  # stopped while standing by
+                outcome = await self._lead(lock)
+                if outcome == STOPPED:
+                    break
+                if outcome == LOST:
+                    held = False
+                    self.steps_down += 1
+                else:  # a loop failed: lead again, still holding the lock
+                    await asyncio.sleep(self.standby_s)
+        finally:
+            if lock is not None and held:
+                try:
+                    await asyncio.to_thread(lock.release)
+                except redis_errors.RedisError as exc:
+                    log.warning("otto auctioneer: releasing the lock failed (%s); it lapses within %g s",
+                                exc, self.lock_ttl_s)
+
+    async def _acquire(self, lock: Any) -> bool:
+        """Stand by until the lock is ours (the active one's lapsed) or the auctioneer stops."""
+        while not self.stop.is_set():
+            try:
+                if await asyncio.to_thread(lock.acquire):
+                    return True
+            except redis_errors.RedisError as exc:
+                log.warning("otto auctioneer: acquiring the lock failed (%s); standing by", exc)
+            with contextlib.suppress(TimeoutError):  # the stand-by interval passed: try again
+                await asyncio.wait_for(self.stop.wait(), self.standby_s)
+        return False
+
+    async def _lead(self, lock: Any) -> str:
+        """Act as the active auctioneer until stopped, the lock is lost, or a loop fails."""
+        loops: list[asyncio.Task[None]] = []
+        renewer = asyncio.create_task(self._renew(lock), name="renew") if lock is not None else None
+        leading = asyncio.create_task(self._leading(loops), name="leading")
+        stopping = asyncio.create_task(self.stop.wait(), name="stop")
+        waiting = [t for t in (renewer, leading, stopping) if t is not None]
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        # Step down before anything else: from here nothing is received, recorded or sent.
+        self.active.clear()
+        await _settle([leading, *loops], "auctioneer")
         if self.stop.is_set():
-            return
-        self.active.set()
+            outcome = STOPPED
+        elif renewer is not None and renewer.done():
+            outcome = LOST
+        else:
+            outcome = FAILED  # _settle logged the failure
+        await _settle([t for t in (renewer, stopping) if t is not None], "auctioneer")
+        await self._leave_groups()
+        if outcome == LOST:
+            log.warning("otto auctioneer: lost the lock, stepped down; dropped %d bids and %d tasks not "
+                        "yet recorded (the next leader re-announces open auctions, convergence "
+                        "re-feeds tasks); standing by to re-acquire", len(self.bids), len(self.tasks))
+            self.bids, self.tasks = [], []
+        return outcome
+
+    async def _leading(self, loops: list[asyncio.Task[None]]) -> None:
+        """Join the report groups, recover, then run the loops; returns only if one fails."""
+        self.next_due, self._last_now = None, None
         self.group_channel = await self.layer.new_channel("otto-auctioneer.")
         for name in (bus.STARTED, bus.FINISHED):
             await self.layer.group_add(bus.name(name), self.group_channel)
+        self.active.set()
         await self.clock.refresh()
         if self.duration_s is None:
             self.duration_s = await database_sync_to_async(otto_duration)()
-        effects = await database_sync_to_async(svc.otto_recover)(self.clock.now())
+        effects = await database_sync_to_async(otto_recover)(self.clock.now())
         await send_all(self.layer, effects.outbound, self.touched, effects.touched)
-        loops = [asyncio.create_task(c) for c in (
+        loops += [asyncio.create_task(c) for c in (
             self._receive(bus.name(bus.FOR_AUCTION), self._on_task),
             self._receive(self.group_channel, self._on_report),
             self._ticks())]
@@ -160,22 +263,27 @@ class Auctioneer:
         # each stamps arrival on the same clock, so order of receipt stays well defined.
         loops += [asyncio.create_task(self._receive(bus.name(bus.BIDS), self._on_bid))
                   for _ in range(BID_RECEIVERS)]
-        if lock is not None:
-            loops.append(asyncio.create_task(self._renew(lock)))
-        await self.stop.wait()
-        for task in loops:
-            task.cancel()
-        for task in loops:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        if lock is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.to_thread(lock.release)
+        done, _ = await asyncio.wait(loops, return_when=asyncio.FIRST_EXCEPTION)
+        for task in done:
+            task.result()  # the loops never return: re-raise the failure
+
+    async def _leave_groups(self) -> None:
+        channel = getattr(self, "group_channel", None)
+        if channel is None:
+            return
+        for name in (bus.STARTED, bus.FINISHED):
+            try:
+                await self.layer.group_discard(bus.name(name), channel)
+            except (OSError, redis_errors.RedisError) as exc:
+                log.warning("otto auctioneer: leaving group %s failed (%s); its membership expires", name, exc)
+        self.group_channel = None
 
     async def _renew(self, lock: Any) -> None:
+        """Renew the lock every ``renew_s``; returns as soon as a renewal fails (lost)."""
         while True:
-            await asyncio.sleep(LOCK_RENEW_S)
-            await asyncio.to_thread(lock.reacquire)
+            await asyncio.sleep(self.renew_s)
+            if not await asyncio.to_thread(lock_renew, lock):
+                return
 
     async def _receive(self, channel: str, handle: Any) -> None:
         while True:
@@ -183,8 +291,7 @@ class Auctioneer:
             try:
                 checked = msg.validate(message)
             except msg.MalformedMessage as exc:
-                log.info("otto: dropped a malformed message: %s", exc)
-                await _count_malformed()
+                await _dropped_malformed(channel, exc)
                 continue
             try:
                 await handle(checked)
@@ -193,21 +300,21 @@ class Auctioneer:
 
     async def _on_task(self, message: dict[str, Any]) -> None:
         if message["type"] != msg.TASK:
-            await _count_malformed()
+            await _dropped_malformed(bus.name(bus.FOR_AUCTION), f"type {message['type']} is not {msg.TASK}")
             return
         # Opened by the next tick, all arrivals of a tick in one transaction, stamped now.
         self.tasks.append((message, self.clock.now()))
 
     async def _on_bid(self, message: dict[str, Any]) -> None:
         if message["type"] not in (msg.BID, msg.DECLINE):
-            await _count_malformed()
+            await _dropped_malformed(bus.name(bus.BIDS), f"type {message['type']} is not a bid or decline")
             return
         self.sequence += 1
-        self.bids.append(svc.IncomingBid(message, round(self.clock.now(), 6), self.sequence))
+        self.bids.append(IncomingBid(message, round(self.clock.now(), 6), self.sequence))
 
     async def _on_report(self, message: dict[str, Any]) -> None:
         if message["type"] == msg.STARTED:
-            effects = await database_sync_to_async(svc.otto_started_seen)(message, self.clock.now())
+            effects = await database_sync_to_async(otto_started_seen)(message, self.clock.now())
             await send_all(self.layer, effects.outbound, self.touched, effects.touched)
 
     async def _ticks(self) -> None:
@@ -234,7 +341,7 @@ class Auctioneer:
         if self.tasks:
             batch_t, self.tasks = self.tasks, []
             try:
-                effects = await self._timed("open", svc.otto_auctions_open,
+                effects = await self._timed("open", otto_auctions_open,
                                             [m for m, _ in batch_t], batch_t[0][1], self.duration_s)
             except Exception:
                 self.tasks = batch_t + self.tasks
@@ -242,7 +349,7 @@ class Auctioneer:
             # New auctions close a whole window from now: fold that into the known soonest
             # deadline instead of re-reading every deadline (a query per tick under a steady
             # stream of tasks, paid for by every close's latency).
-            closes = batch_t[0][1] + self.duration_s + GRACE_S
+            closes = lifecycle.opened("new", batch_t[0][1], self.duration_s).closes_at
             self.next_due = closes if self.next_due is None else min(self.next_due, closes)
             if last_deadline is None or closes < last_deadline:
                 last_deadline = closes
@@ -251,7 +358,7 @@ class Auctioneer:
         if self.bids:
             batch, self.bids = self.bids, []
             try:
-                effects = await self._timed("bids", svc.otto_bids_record, batch)
+                effects = await self._timed("bids", otto_bids_record, batch)
             except Exception:
                 self.bids = batch + self.bids  # stamped at arrival: recording later changes nothing
                 raise
@@ -261,17 +368,17 @@ class Auctioneer:
         # Nothing is due before the soonest deadline known (opens fold theirs in, re-announcements
         # force a re-read, an orchestrator's start only removes one), so most ticks skip the queries.
         # A re-read every second covers anything unforeseen.
-        due_check = (opened or self.next_due is None or now + lifecycle.DUE_EPS_S >= self.next_due
+        due_check = (opened or self.next_due is None or lifecycle.reached(self.next_due, now)
                      or time.monotonic() - self.last_due_check >= 1.0)
         if due_check and (not self.clock.state.paused or now != self._last_now or opened):
             self.last_due_check = time.monotonic()
-            effects = await self._timed("due", svc.otto_due, now)
+            effects = await self._timed("due", otto_due, now)
             await send_all(self.layer, effects.outbound, self.touched, effects.touched)
             if effects.awards:
                 sent = time.time()
-                await database_sync_to_async(svc.otto_award_latencies_record)(
+                await database_sync_to_async(otto_award_latencies_record)(
                     {auction_id: (sent - due) * 1000 for auction_id, due in effects.awards})
-            deadline = await self._timed("deadline", svc.otto_next_deadline)
+            deadline = await self._timed("deadline", otto_next_deadline)
             self.next_due = deadline
             if deadline != last_deadline:
                 last_deadline = deadline
@@ -299,8 +406,9 @@ def _store_deadline(deadline: float | None) -> None:
             client.delete(bus.next_deadline_key())
         else:
             client.set(bus.next_deadline_key(), f"{deadline:.3f}")
-    except Exception:  # noqa: BLE001 - a hint for the clock bar, not state
-        pass
+    except Exception as exc:  # noqa: BLE001 - a hint for the clock bar, not state
+        log.warning("otto: could not publish the next deadline %s (%s); the clock's step may pass it",
+                    deadline, exc)
 
 
 class Orchestrator:
@@ -327,8 +435,8 @@ class Orchestrator:
             message = await receive(self.layer, self.inbox)
             try:
                 checked = msg.validate(message)
-            except msg.MalformedMessage:
-                await _count_malformed()
+            except msg.MalformedMessage as exc:
+                await _dropped_malformed(self.inbox, exc)
                 continue
             task = asyncio.create_task(self._handle(checked))
             self.pending.add(task)
@@ -360,12 +468,14 @@ class Orchestrator:
         await self._send(bus.name(bus.BIDS), bid)
 
     async def _send(self, channel: str, message: dict[str, Any]) -> None:
-        for _ in range(500):
+        for _ in range(SEND_RETRIES):
             try:
                 await self.layer.send(channel, message)
                 return
             except ChannelFull:
                 await asyncio.sleep(0.02)
+        log.warning("otto orchestrator %s: dropped %s for %s: %s stayed full for %d tries",
+                    self.client_id, message.get("type"), message.get("auction_id"), channel, SEND_RETRIES)
 
     async def _award(self, award: dict[str, Any]) -> None:
         if self.random.random() < float(self.knobs.get("start_failure_rate", 0.0)):
@@ -479,7 +589,3 @@ class OrchestratorFleet:
         for message in await database_sync_to_async(orch.otto_finished_due)(ids):
             await self.layer.group_send(bus.name(bus.FINISHED), message)
         return last_presence
-
-
-def iso_seconds(text: str) -> float:
-    return from_iso(text)

@@ -12,7 +12,7 @@ from typing import Any
 from auction.models import OttoAuction, OttoMarket, OttoOrchestrator, OttoTaskCapabilities
 from auction.otto import lifecycle
 from auction.scenarios import ScenarioError
-from auction.services.otto import otto_task_capabilities_set
+from auction.services.otto.routing import otto_task_capabilities_set
 from auction.services.otto_orchestrators import ELASTIC_ID, otto_roster_sync
 
 _KEYS = {"mode", "duration_s", "orchestrators", "elastic", "capabilities", "disable_elastic_at"}

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from auction.otto import backoff, bids, capabilities, cost, lifecycle, messages, times
 from auction.otto.bids import Bid
@@ -99,19 +103,44 @@ def test_one_live_bid_per_bidder_per_attempt() -> None:
     assert bids.choose_winner([old, new, other, stale], 2) == stale
 
 
+WORKED_ASK = Ask(cores=2, memory_mb=1024, docker_run=True)
+LIVE = bids.RosterEntry(True, alive_until_wall=1015.0, offer=Offer(8, 4096, 10000, True, False))
+
+
+def _judge(bid: Bid, *, attempt: int = 1, state_open: bool = True, ask: Ask = WORKED_ASK,
+           roster: bids.RosterEntry | None = LIVE, wall: float = 1000.0,
+           excluded: tuple[str, ...] = ()) -> bids.Refusal | None:
+    return bids.rejection(bid, attempt=attempt, ends=105.0, state_open=state_open, ask=ask, roster=roster,
+                          wall=wall, excluded=excluded)
+
+
 def test_lateness_rule() -> None:
     """otto.md 6-7: judged only by arrival on the auctioneer's clock, with 0.5 s grace."""
     assert bids.lateness(105.5, 105.0) is None
     assert bids.lateness(107.8, 105.0) == 2.8
-    bid = Bid("cell-9", 1, 0.01, received_at=107.8)
-    reason = bids.rejection(bid, attempt=1, ends=105.0, state_open=False, bidder_live=True, bidder_capable=True)
-    assert reason == "late: arrived 2.8 s after ends"
+    late = Bid("cell-9", 1, 0.01, received_at=107.8)
+    assert _judge(late, state_open=False) == bids.Refusal("late", "late: arrived 2.8 s after ends")
+    assert _judge(Bid("cell-9", 1, 0.01, received_at=105.5)) is None  # within the grace
+    assert _judge(Bid("cell-9", 1, 0.01, received_at=104.0)) is None
+
+
+def test_acceptance_checks_in_one_order_with_one_wording() -> None:
+    """otto.md 6 accept bid: attempt, arrival by ends + grace, still open, not left out, live in
+    the roster, capabilities that cover the task; the first failing check names the refusal."""
     ok = Bid("cell-9", 1, 0.01, received_at=104.0)
-    assert bids.rejection(ok, attempt=1, ends=105.0, state_open=True, bidder_live=True, bidder_capable=True) is None
-    assert bids.rejection(ok, attempt=2, ends=105.0, state_open=True, bidder_live=True,
-                          bidder_capable=True).startswith("invalid")
-    assert "roster" in bids.rejection(ok, attempt=1, ends=105.0, state_open=True, bidder_live=False,
-                                      bidder_capable=True)
+    assert _judge(Bid("cell-9", 2, 0.01, received_at=110.0), state_open=False) == bids.Refusal(
+        "invalid", "invalid: for attempt 2, current is 1")  # another attempt: never "late"
+    assert _judge(ok, state_open=False) == bids.Refusal("late", "late: auction already closed")
+    assert _judge(ok, excluded=("cell-9",), roster=None) == bids.Refusal(
+        "invalid", "invalid: left out of this announcement")
+    not_live = bids.Refusal("invalid", "invalid: bidder not live in the roster")
+    assert _judge(ok, roster=None) == not_live
+    assert _judge(ok, wall=1015.0) == not_live  # presence lapsed
+    disabled = bids.RosterEntry(False, 1015.0, LIVE.offer)
+    assert _judge(ok, roster=disabled) == not_live
+    weak = bids.RosterEntry(True, 1015.0, Offer(1, 512, 10000, False, False))
+    assert _judge(ok, roster=weak) == bids.Refusal("invalid", "invalid: lacks cores, memory, docker_run")
+    assert _judge(ok, ask=Ask(unknown=("gpu",))) == bids.Refusal("invalid", "invalid: lacks gpu")
 
 
 def test_backoff_schedule() -> None:
@@ -194,3 +223,47 @@ def test_messages_validate_and_reject() -> None:
     assert messages.inbox("main", "cell-1") == "otto.main.inbox.cell-1"
     with pytest.raises(ValueError):
         messages.inbox("main", "Cell 1")
+
+
+def test_due_predicates_and_expiry_states() -> None:
+    """otto.md 6-7: close at ends + grace, start timeout at start_by, re-announce after the back-off,
+    expiry 1800 s after submission for open and backing-off auctions (an award runs to start_by)."""
+    auction = lifecycle.opened("a-1", 0.0)
+    assert not lifecycle.close_due(auction, 5.4) and lifecycle.close_due(auction, 5.5)
+    none = lifecycle.closed(auction, [], 5.5)
+    assert not lifecycle.reannounce_due(none, none.next_announce_at - 0.01)
+    assert lifecycle.reannounce_due(none, none.next_announce_at)
+    assert lifecycle.due_at(none) == none.next_announce_at
+    won = lifecycle.closed(auction, [Bid("cell-1", 1, 0.02, 1.0)], 5.5)
+    assert lifecycle.start_timed_out(won, won.start_by) and not lifecycle.pending_expired(won, 1e6)
+    assert lifecycle.pending_expired(auction, 1800.0) and not lifecycle.pending_expired(auction, 1799.9)
+    assert lifecycle.pending_expired(none, 1800.0)
+    assert lifecycle.due_at(replace(auction, ends=1799.8)) == 1800.0  # expiry before the close
+    assert lifecycle.started_by(replace(won, state="started"), "cell-1", 1)
+    assert not lifecycle.started_by(won, "cell-1", 1)
+
+
+instants = st.floats(0, 1e6, allow_nan=False)
+
+
+@settings(max_examples=300)
+@given(state=st.sampled_from(["open", "no_bids", "awarded", "started"]), submitted=instants,
+       ends=instants, start_by=instants, next_announce=instants, now=instants,
+       near=st.floats(-2e-3, 2e-3))
+def test_due_bounds_select_every_due_auction(state, submitted, ends, start_by, next_announce,  # type: ignore[no-untyped-def]
+                                             now, near) -> None:
+    """The database selects candidates with ``due_bounds``; it must never leave out an auction
+    a predicate calls due, whatever the float rounding (instants near the deadline too)."""
+    for base in (now, ends + bids.GRACE_S + near, start_by + near, next_announce + near,
+                 submitted + lifecycle.PENDING_LIMIT_S + near):
+        auction = lifecycle.AuctionState("a", state, 1, 0.0, ends, submitted, start_by=start_by,
+                                         next_announce_at=next_announce)
+        bounds = lifecycle.due_bounds(base)
+        if lifecycle.close_due(auction, base):
+            assert ends <= bounds.ends
+        if lifecycle.start_timed_out(auction, base):
+            assert start_by <= bounds.start_by
+        if lifecycle.reannounce_due(auction, base):
+            assert next_announce <= bounds.next_announce_at
+        if lifecycle.pending_expired(auction, base):
+            assert submitted <= bounds.submitted_at

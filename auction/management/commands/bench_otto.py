@@ -53,7 +53,7 @@ from auction.otto import cost as costs
 from auction.otto import messages as msg
 from auction.services import otto_bus as bus
 from auction.services.clock import clock_reset
-from auction.services.otto import otto_task_message
+from auction.services.otto.routing import otto_task_message
 from auction.services.otto_orchestrators import otto_roster_refresh, otto_roster_sync
 from auction.services.otto_runtime import Auctioneer, receive
 
