@@ -180,6 +180,30 @@ def reauctioned(auction: AuctionState, now: float, reason: str,
                    note=f"{reason}: attempt {attempt}")
 
 
+def arrival(stamp: float, now: float) -> float:
+    """A task's arrival instant: stamped with the clock the auctioneer had cached, never
+    later than the clock it reads at open time (a scenario load or clock reset between
+    the two moved the clock back; an auction announced on the old clock would close an
+    old epoch's minutes later and judge every bid invalid)."""
+    return min(stamp, now)
+
+
+def restamped(auction: AuctionState, now: float) -> AuctionState:
+    """The clock went back past this pending auction's submission: its whole schedule
+    (submission, window, start deadline, re-announcement) moves by the same amount, so
+    it keeps the time it had left; others are returned unchanged."""
+    if auction.state not in PENDING_STATES or auction.submitted_at <= now + DUE_EPS_S:
+        return auction
+    shift = now - auction.submitted_at
+
+    def moved(at: float | None) -> float | None:
+        return None if at is None else at + shift
+
+    return replace(auction, submitted_at=now, starts=auction.starts + shift, ends=auction.ends + shift,
+                   start_by=moved(auction.start_by), next_announce_at=moved(auction.next_announce_at),
+                   note="re-stamped: the clock went back")
+
+
 def start_allowed(auction: AuctionState, bidder: str, attempt: int) -> bool:
     """Start is at-most-once: only the current winner of the current attempt may start."""
     return auction.state == AWARDED and auction.winner == bidder and auction.attempt == attempt

@@ -337,19 +337,22 @@ class Auctioneer:
         row = await self._timed("clock", clock_row)
         self.clock.state = row.state
         now = self.clock.now()
+        if self._last_now is not None and now < self._last_now:
+            self.next_due = None  # the clock went back: the known deadline is another epoch's
         opened = False
         if self.tasks:
             batch_t, self.tasks = self.tasks, []
             try:
+                stamp = lifecycle.arrival(batch_t[0][1], now)
                 effects = await self._timed("open", otto_auctions_open,
-                                            [m for m, _ in batch_t], batch_t[0][1], self.duration_s)
+                                            [m for m, _ in batch_t], stamp, self.duration_s)
             except Exception:
                 self.tasks = batch_t + self.tasks
                 raise
             # New auctions close a whole window from now: fold that into the known soonest
             # deadline instead of re-reading every deadline (a query per tick under a steady
             # stream of tasks, paid for by every close's latency).
-            closes = lifecycle.opened("new", batch_t[0][1], self.duration_s).closes_at
+            closes = lifecycle.opened("new", stamp, self.duration_s).closes_at
             self.next_due = closes if self.next_due is None else min(self.next_due, closes)
             if last_deadline is None or closes < last_deadline:
                 last_deadline = closes

@@ -109,3 +109,30 @@ async def test_malformed_messages_are_dropped_and_counted() -> None:
     auct.stop.set()
     await asyncio.wait_for(run, 10)
     assert value == 4
+
+
+def test_clock_going_back_restamps_pending_auctions() -> None:
+    """otto.md 7 (the clock goes back): pending auctions keep the time they had left; others stay."""
+    Zone.objects.create(name="z1")
+    clock_reset(5400.0, paused=True)
+    task_desire({"task_guid": "t-open", "domain": "d", "memory_mb": 64, "placement_mode": "otto"})
+    task_desire({"task_guid": "t-old", "domain": "d", "memory_mb": 64, "placement_mode": "otto"})
+    opened = {m["task"]["raw"]["task_guid"]: msg.validate(m) for m in _drain(bus.name(bus.FOR_AUCTION))}
+    otto_auction_open(opened["t-open"], 5400.0)
+    otto_auction_open(opened["t-old"], 100.0)  # submitted before the instant the clock goes back to
+    clock_reset(200.0, paused=True)
+    row = OttoAuction.objects.get(task_guid="t-open")
+    assert (row.submitted_at, row.starts, row.ends) == (200.0, 200.0, 205.0)
+    assert row.note == "re-stamped: the clock went back"
+    old = OttoAuction.objects.get(task_guid="t-old")
+    assert (old.submitted_at, old.starts, old.ends) == (100.0, 100.0, 105.0)
+    otto_due(205.6)  # closes at the new ends + grace, not 90 sim-minutes later
+    assert OttoAuction.objects.get(task_guid="t-open").state != "open"
+
+
+def test_arrival_is_never_after_the_clock_read_at_open() -> None:
+    """otto.md 7 (the clock goes back): a stale arrival stamp is the clock read at open."""
+    from auction.otto.lifecycle import arrival
+
+    assert arrival(5400.0, 3.0) == 3.0
+    assert arrival(2.5, 3.0) == 2.5

@@ -149,3 +149,17 @@ def otto_next_deadline() -> float | None:
     dues = [lifecycle.due_at(to_state(row)) for row in firsts if row is not None]
     found = [d for d in dues if d is not None]
     return min(found) if found else None
+
+
+def otto_restamp(now: float) -> int:
+    """The clock went back to ``now``: pending auctions submitted after it move their
+    schedule back with it (``lifecycle.restamped``). Called inside the clock's transaction."""
+    rows = list(OttoAuction.objects.select_for_update().filter(
+        state__in=lifecycle.PENDING_STATES, submitted_at__gt=now + lifecycle.DUE_EPS_S))
+    for row in rows:
+        state = lifecycle.restamped(to_state(row), now)
+        apply_state(row, state, now)
+        row.submitted_at = state.submitted_at
+    OttoAuction.objects.bulk_update(rows, [
+        "submitted_at", "starts", "ends", "start_by", "next_announce_at", "note", "history", "updated_wall"])
+    return len(rows)
