@@ -39,14 +39,25 @@ def tray_fragment() -> str:
     return render_to_string("grid/tray.html", {"tray": tray_groups(), "oob": True})
 
 
+LRP_ROWS_PER_FRAGMENT = 100
+
+
 def lrps_fragments() -> str:
     """Desired vs actual (dashboard.md D1-D5): the table, domains, convergence and tasks."""
+    from auction.live.coalescer import SEP
     from auction.selectors.lrps import lrps_page
 
     page = lrps_page()
-    ctx = {"lrps": page, "conv": page.convergence, "oob": True}
-    return "\n".join(render_to_string(name, ctx) for name in (
-        "lrps/table.html", "lrps/domains.html", "lrps/convergence.html", "lrps/tasks.html"))
+    ctx = {"lrps": page, "conv": page.convergence, "oob": True, "chunked": True}
+    fragments = [render_to_string(name, ctx) for name in (
+        "lrps/table.html", "lrps/domains.html", "lrps/convergence.html", "lrps/tasks.html")]
+    # The table goes as its shell, then its rows appended in chunks: each chunk is its own
+    # fragment, and the consumer packs fragments into messages under daphne's 1 MiB.
+    for start in range(0, len(page.rows), LRP_ROWS_PER_FRAGMENT):
+        rows = "".join(render_to_string("lrps/row.html", {"row": row})
+                       for row in page.rows[start:start + LRP_ROWS_PER_FRAGMENT])
+        fragments.append(f'<table hx-swap-oob="beforeend:#lrp-rows">{rows}</table>')
+    return SEP.join(fragments)
 
 
 def metrics_fragment() -> str:

@@ -176,3 +176,31 @@ def test_big_merges_are_cut_on_fragment_boundaries() -> None:
     assert "".join(sent).count("<i id=") == 7
     huge, rest = pack(["y" * (2 * MESSAGE_MAX)])
     assert len(huge) == 2 * MESSAGE_MAX and rest == []  # one element is never cut
+
+
+def _desired(count: int) -> None:
+    from auction.models import DesiredLRP
+
+    DesiredLRP.objects.bulk_create(
+        DesiredLRP(process_guid=f"app-{i:05d}-{'x' * 180}", domain="cf-apps", instances=1)
+        for i in range(count))
+
+
+@pytest.mark.asyncio
+async def test_a_huge_lrps_table_goes_in_messages_under_daphnes_limit() -> None:
+    """dashboard.md L4: every snapshot is bounded and split: /lrps/ with rows over 1 MiB in all."""
+    from auction.live.consumers import MESSAGE_MAX
+
+    await sync_to_async(_desired)(1500)
+    communicator = WebsocketCommunicator(application, "/ws/live/?view=lrps", headers=ORIGIN)
+    connected, _ = await communicator.connect()
+    assert connected
+    messages = []
+    while not await communicator.receive_nothing(timeout=1.5):
+        messages.append(await communicator.receive_from(timeout=1))
+    sizes = [len(m.encode()) for m in messages]
+    assert sum(sizes) > 1024 * 1024 and max(sizes) <= MESSAGE_MAX < 1024 * 1024
+    joined = "".join(messages)
+    assert all(f'id="lrp-app-{i:05d}-' in joined for i in range(1500))
+    assert joined.index('id="lrp-table"') < joined.index('hx-swap-oob="beforeend:#lrp-rows"')
+    await communicator.disconnect()
