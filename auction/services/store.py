@@ -369,7 +369,8 @@ class DbStore:
             if change.callbacks:
                 task_callbacks_request(change.callbacks)
             cells = change.cells_changed()
-            if cells or change.queue_add or change.queue_remove or change.apps_put or change.apps_removed:
+            if (cells or change.queue_add or change.queue_remove or change.queue_drop
+                    or change.apps_put or change.apps_removed):
                 # The tray and desired vs actual re-render with every cells frame.
                 publish_after_commit(group("zones"), {"type": "live.cells", "cells": sorted(cells)})
 
@@ -406,6 +407,8 @@ class DbStore:
         if change.queue_remove:
             for chunk in _chunks(change.queue_remove):
                 PendingWork.objects.filter(pk__in=chunk).delete()
+        for guid, keep in change.queue_drop:
+            PendingWork.objects.filter(kind="lrp", process_guid=guid, index__gte=keep).delete()
         if change.queue_put:
             PendingWork.objects.bulk_update(
                 [PendingWork(pk=q.seq, carried=q.carried, batch_position=q.batch_position,

@@ -42,6 +42,10 @@ class ChangeSet:
     queue_add: list[QueuedWork] = field(default_factory=list)
     queue_put: list[QueuedWork] = field(default_factory=list)
     queue_remove: list[int] = field(default_factory=list)
+    # (process_guid, keep): start requests for indices >= keep are void (a scale-down or
+    # a removal); they leave the queue now, not at the next auction, so "waiting" is true.
+    # Applied before queue_add.
+    queue_drop: list[tuple[str, int]] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
     counters: Counter[str] = field(default_factory=Counter)
@@ -60,7 +64,7 @@ class ChangeSet:
     def merge(self, other: ChangeSet) -> ChangeSet:
         """Append ``other`` (same instant or later) to this set, in order."""
         for name in ("apps_put", "apps_removed", "cells_put", "lrp_ops", "tasks_put", "task_ops",
-                     "domains_removed", "queue_add", "queue_put", "queue_remove", "events",
+                     "domains_removed", "queue_add", "queue_put", "queue_remove", "queue_drop", "events",
                      "notes", "callbacks", "steps_done"):
             getattr(self, name).extend(getattr(other, name))
         self.domains_put.update(other.domains_put)

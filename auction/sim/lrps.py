@@ -53,13 +53,14 @@ def lrp_desire(app: SimApp, existing_ordinary: Iterable[int], at: float) -> Chan
     return change
 
 
-def _stop_from(change: ChangeSet, rows: Sequence[core.ActualLRP], keep: int,
+def _stop_from(change: ChangeSet, process_guid: str, rows: Sequence[core.ActualLRP], keep: int,
                reachable: Callable[[str], bool]) -> None:
     """Scale-down (bbs.md 1.4 ``stopInstancesFrom``): every non-EVACUATING row with index
     >= ``keep``. UNCLAIMED or CRASHED rows go at once; CLAIMED or RUNNING ones get a stop
     when their cell has a presence (the simulated rep removes the container and reports
     it at once, so the row goes too); on a cell without one nothing happens (an extra
     for convergence)."""
+    change.queue_drop.append((process_guid, keep))
     for row in sorted(rows, key=lambda r: (r.index, r.presence)):
         if row.index < keep or row.presence == core.EVACUATING:
             continue
@@ -83,7 +84,7 @@ def lrp_update(app: SimApp, update: Mapping[str, Any], rows: Sequence[core.Actua
     if after.instances > app.instances:
         _unclaimed(change, after, range(app.instances, after.instances), ordinary, at)
     elif after.instances < app.instances:
-        _stop_from(change, rows, after.instances, reachable)
+        _stop_from(change, app.process_guid, rows, after.instances, reachable)
     change.events.append(ev.Event(DESIRED_CHANGED, before=desired_view(app),
                                   after=desired_view(after)))
     return after, change
@@ -95,7 +96,7 @@ def lrp_remove(app: SimApp, rows: Sequence[core.ActualLRP], reachable: Callable[
     change = ChangeSet(at)
     change.apps_removed.append(app.process_guid)
     change.events.append(ev.Event(DESIRED_REMOVED, before=desired_view(app)))
-    _stop_from(change, rows, 0, reachable)
+    _stop_from(change, app.process_guid, rows, 0, reachable)
     return change
 
 

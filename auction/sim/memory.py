@@ -583,6 +583,11 @@ class World:
         for seq in change.queue_remove:
             self.queue.pop(seq, None)
             self.new_work.pop(seq, None)
+        for guid, keep in change.queue_drop:
+            for seq in [s for s, q in self.queue.items()
+                        if q.kind == "lrp" and q.process_guid == guid and (q.index or 0) >= keep]:
+                del self.queue[seq]
+                self.new_work.pop(seq, None)
         for q in change.queue_put:
             if q.seq in self.queue:
                 self.queue[q.seq] = q

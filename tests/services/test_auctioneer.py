@@ -113,3 +113,20 @@ def test_a_dead_holders_lock_lapses_and_a_live_one_is_renewed(monkeypatch) -> No
     time.sleep(0.4)
     with locks.cluster_lock("t-dead", ttl_s=0.3) as other:
         assert other
+
+
+def test_a_scale_down_or_removal_takes_its_start_requests_out_of_the_queue_at_once() -> None:
+    """bbs.md 1.4: a scale-down's void start requests leave the queue with it, so "waiting" is true."""
+    scenario_load("seed-example")
+    auctioneer_run()
+    desired_lrp_desire({"process_guid": "huge", "domain": "cf-apps", "instances": 1,
+                        "memory_mb": 100_000})
+    desired_lrp_update("lrp-a", {"instances": 40})
+    assert PendingWork.objects.filter(process_guid="lrp-a").count() == 37
+    desired_lrp_update("lrp-a", {"instances": 5})
+    assert sorted(PendingWork.objects.filter(process_guid="lrp-a").values_list("index", flat=True)) == [3, 4]
+    assert PendingWork.objects.filter(process_guid="huge").count() == 1  # other apps keep theirs
+    from auction.services.lrps import desired_lrp_remove
+
+    desired_lrp_remove("lrp-a")
+    assert not PendingWork.objects.filter(process_guid="lrp-a").exists()
