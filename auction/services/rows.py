@@ -24,6 +24,7 @@ from auction.bbs.changes import (
 )
 from auction.models import ActualLRP, Task
 from auction.selectors.bbs import model_ports
+from auction.services.bulk import bulk_set
 
 # Core field → model field, where they differ.
 _ACTUAL_FIELD = {"process_guid": "desired_id"}
@@ -117,7 +118,7 @@ def _write(model: Any, deletes: list[int], updates: dict[tuple[str, ...], list[A
     for chunk in _chunks(deletes):
         model.objects.filter(pk__in=chunk).delete()
     for fields, objs in updates.items():
-        model.objects.bulk_update(objs, list(fields), batch_size=BULK)
+        bulk_set(model, objs, list(fields))
 
 
 def _chunks(items: Iterable[int], size: int = BULK) -> Iterable[list[int]]:

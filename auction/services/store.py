@@ -47,6 +47,7 @@ from auction.selectors.bbs import (
 )
 from auction.selectors.cells import cell_loads, sim_cell
 from auction.selectors.clock import clock_row
+from auction.services.bulk import bulk_set
 from auction.services.callbacks import task_callbacks_request
 from auction.services.counters import counters_add
 from auction.services.events import event_record, events_record
@@ -401,7 +402,7 @@ class DbStore:
                         state=ActualLRP.State.CLAIMED, cell_id=cell_id, placement_error="",
                         since=at, ready_at=ready_at, crash_at=None,
                         modification_tag_index=F("modification_tag_index") + 1)
-            ActualLRP.objects.bulk_update(guids, ["instance_guid"], batch_size=1000)
+            bulk_set(ActualLRP, guids, ["instance_guid"])
 
     def _queue(self, change: ChangeSet) -> None:
         if change.queue_remove:
@@ -410,10 +411,10 @@ class DbStore:
         for guid, keep in change.queue_drop:
             PendingWork.objects.filter(kind="lrp", process_guid=guid, index__gte=keep).delete()
         if change.queue_put:
-            PendingWork.objects.bulk_update(
-                [PendingWork(pk=q.seq, carried=q.carried, batch_position=q.batch_position,
-                             attempts=q.attempts, last_error=q.last_error) for q in change.queue_put],
-                ["carried", "batch_position", "attempts", "last_error"], batch_size=2000)
+            bulk_set(PendingWork,
+                     [PendingWork(pk=q.seq, carried=q.carried, batch_position=q.batch_position,
+                                  attempts=q.attempts, last_error=q.last_error) for q in change.queue_put],
+                     ["carried", "batch_position", "attempts", "last_error"])
         if change.queue_add:
             PendingWork.objects.bulk_create([
                 PendingWork(kind=q.kind, ident=q.ident, process_guid=q.process_guid,

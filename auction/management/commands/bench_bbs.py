@@ -5,6 +5,9 @@
 1. A convergence pass over 10,000 desired LRPs and 250,000 actual LRPs (1,000 cells in
    5 zones, one cell lost, 1 % of instances missing, 0.5 % crashed and due a restart).
 2. The auction of a 1,000-instance batch on 100 cells, database included.
+3. The unplaceable flood (issue 14): on the 4-cell seed, scale an app to 100,000, then
+   one auction (100,000 failures, with its writes and record), one convergence pass,
+   the scale back to 3, and how much work is still queued after it (must be 0).
 
 It replaces the cluster in the database it runs against: hence --wipe.
 """
@@ -134,6 +137,29 @@ def bench_auction(cells: int, apps: int, instances: int) -> dict[str, Any]:
             "failed": summary.failed, "auction_s": round(seconds, 3)}
 
 
+def bench_flood(instances: int) -> dict[str, Any]:
+    from auction.services.lrps import desired_lrp_update
+    from auction.services.scenarios import scenario_load
+
+    wipe()
+    scenario_load("seed-example")
+    figures: dict[str, Any] = {"instances": instances}
+
+    def timed(name: str, fn: Any, *args: Any) -> Any:
+        start = time.perf_counter()
+        out = fn(*args)
+        figures[name] = round(time.perf_counter() - start, 3)
+        return out
+
+    timed("scale_up_s", desired_lrp_update, "lrp-a", {"instances": instances})
+    summary = timed("auction_s", auction_once, "bench")
+    figures["auction_failed"] = summary.failed if summary is not None else None
+    timed("convergence_s", convergence_run, 30.0)
+    timed("scale_down_s", desired_lrp_update, "lrp-a", {"instances": 3})
+    figures["queued_after_scale_down"] = PendingWork.objects.filter(process_guid="lrp-a").count()
+    return figures
+
+
 class Command(BaseCommand):
     help = "Benchmark a convergence pass (10k desired / 250k actual) and a 1,000-instance auction."
 
@@ -141,6 +167,8 @@ class Command(BaseCommand):
         parser.add_argument("--wipe", action="store_true", help="required: replaces the cluster")
         parser.add_argument("--desired", type=int, default=10_000)
         parser.add_argument("--instances", type=int, default=25)
+        parser.add_argument("--flood", type=int, default=100_000,
+                            help="instances of the unplaceable flood (0: skip it)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not options["wipe"]:
@@ -150,8 +178,9 @@ class Command(BaseCommand):
             with transaction.atomic():
                 auction = bench_auction(100, 40, 25)
             convergence = bench_convergence(options["desired"], options["instances"], 1000)
+            flood = bench_flood(options["flood"]) if options["flood"] else None
             wipe()
         self.stdout.write(json.dumps({
             "database": connection.vendor, "auction_1000_on_100_cells": auction,
-            "convergence": convergence,
+            "convergence": convergence, "unplaceable_flood": flood,
         }, indent=2))

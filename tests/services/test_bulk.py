@@ -1,0 +1,42 @@
+"""bulk_set: many rows, each to its own values, in one statement per batch (docs/architecture.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+from auction.models import OttoAuction, PendingWork
+from auction.services.bulk import bulk_set
+
+pytestmark = pytest.mark.django_db
+
+
+def test_each_row_gets_its_own_values_and_other_rows_and_columns_stay() -> None:
+    PendingWork.objects.bulk_create(
+        PendingWork(kind="lrp", ident=f"a.{i}", process_guid="a", index=i, queued_at=float(i))
+        for i in range(2500))
+    rows = list(PendingWork.objects.order_by("id"))
+    changed = [PendingWork(pk=r.pk, carried=True, batch_position=n, attempts=n % 7,
+                           last_error=f"it's \"{n}\" ²\n") for n, r in enumerate(rows[:2300])]
+    bulk_set(PendingWork, changed, ["carried", "batch_position", "attempts", "last_error"], batch_size=1000)
+    after = {r.pk: r for r in PendingWork.objects.all()}
+    for n, r in enumerate(rows):
+        got = after[r.pk]
+        if n < 2300:
+            assert (got.carried, got.batch_position, got.attempts, got.last_error) == (
+                True, n, n % 7, f"it's \"{n}\" ²\n")
+        else:
+            assert (got.carried, got.batch_position, got.attempts, got.last_error) == (False, 0, 0, "")
+        assert (got.ident, got.queued_at) == (f"a.{n}", float(n))
+
+
+def test_nulls_floats_and_json_round_trip() -> None:
+    made = [OttoAuction.objects.create(auction_id=f"x{i}", task_guid=f"t{i}", submitted_at=1.0, starts=1.0,
+                                       ends=6.0, start_by=9.5, history=[[1.0, "opened"]]) for i in range(3)]
+    for i, row in enumerate(made):
+        row.start_by = None if i == 0 else 2.25 * i
+        row.history = [[1.0, "opened"], [2.0, f"re-stamped {i}"]]
+    bulk_set(OttoAuction, made, ["start_by", "history"])
+    got = {r.auction_id: (r.start_by, r.history) for r in OttoAuction.objects.all()}
+    assert got == {"x0": (None, [[1.0, "opened"], [2.0, "re-stamped 0"]]),
+                   "x1": (2.25, [[1.0, "opened"], [2.0, "re-stamped 1"]]),
+                   "x2": (4.5, [[1.0, "opened"], [2.0, "re-stamped 2"]])}
