@@ -75,8 +75,9 @@ class Api:
         self.call("POST", "clock", {"paused": True})
 
 
-def change(api: Api, rng: random.Random) -> str:
-    """One random change through the API; returns what it did."""
+def change(api: Api, rng: random.Random, used: set[str]) -> str:
+    """One random change through the API, a kind not yet ``used`` while one is possible;
+    returns what it did (so the short run tries each kind once)."""
     cells = api.call("GET", "cells")["cells"]
     failed = [c["cell_id"] for c in cells if c["state"] == "failed"]
     healthy = [c["cell_id"] for c in cells if c["state"] == "healthy"]
@@ -89,7 +90,8 @@ def change(api: Api, rng: random.Random) -> str:
         verbs.append("restore")
     if actual:
         verbs.append("crash")
-    verb = rng.choice(sorted(verbs))
+    verb = rng.choice(sorted(set(verbs) - used) or sorted(verbs))
+    used.add(verb)
     if verb == "fail":
         cell = rng.choice(sorted(healthy))
         api.call("POST", f"cells/{cell}/fail")
@@ -211,8 +213,9 @@ def test_every_open_page_converges_to_a_fresh_load(stack: LiveStack) -> None:
             expect(page.locator("body")).to_have_attribute("data-ws", "open", timeout=15_000)
             pages[path] = page
         done: list[str] = []
+        used: set[str] = set()
         for step in range(STEPS):
-            done.append(change(api, rng))
+            done.append(change(api, rng, used))
             api.pause()
             settle(list(pages.values()), excluded)
             deadline = time.monotonic() + CONVERGE_MAX_S
