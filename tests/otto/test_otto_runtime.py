@@ -220,10 +220,13 @@ async def test_a_malformed_message_on_an_inbox_is_logged_and_counted(caplog) -> 
 
     member = Orchestrator("cell-1", OneBadMessage(), {}, SimClockCache())
     caplog.set_level(logging.WARNING, logger="auction.services.otto_runtime")
+    def counted() -> int | None:
+        return Counter.objects.filter(name="OttoMalformedMessages").values_list("value", flat=True).first()
+
     task = asyncio.create_task(member.run())
     try:
-        for _ in range(100):
-            if "dropped a malformed message on otto.main.inbox.cell-1" in caplog.text:
+        for _ in range(250):  # logged first, then counted: wait for the count
+            if await database_sync_to_async(counted)() is not None:
                 break
             await asyncio.sleep(0.02)
     finally:
@@ -231,6 +234,4 @@ async def test_a_malformed_message_on_an_inbox_is_logged_and_counted(caplog) -> 
         with contextlib.suppress(asyncio.CancelledError):
             await task
     assert "dropped a malformed message on otto.main.inbox.cell-1" in caplog.text
-    count = await database_sync_to_async(
-        lambda: Counter.objects.filter(name="OttoMalformedMessages").values_list("value", flat=True).first())()
-    assert count == 1
+    assert await database_sync_to_async(counted)() == 1
