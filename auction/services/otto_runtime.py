@@ -128,13 +128,25 @@ async def _dropped_malformed(channel: str, why: object) -> None:
 STOPPED, LOST, FAILED = "stopped", "lost", "failed"
 
 
-async def _settle(tasks: list[asyncio.Task[Any]], what: str) -> None:
-    """Cancel ``tasks`` and wait for them; a failure other than the cancel is logged."""
-    for task in tasks:
-        task.cancel()
-    if not tasks:
-        return
-    await asyncio.wait(tasks)
+class SteppedDown(Exception):
+    """This loop's term as the leader is over: it must not act any more."""
+
+
+async def _settle(tasks: list[asyncio.Task[Any]], what: str, patience_s: float = 1.0) -> None:
+    """Cancel ``tasks`` and wait for them; a failure other than the cancel is logged.
+
+    A cancel can be swallowed under a task (asgiref's sync_to_async returns normally when
+    the sync call ended meanwhile), so one still running after ``patience_s`` is
+    cancelled again, with a warning.
+    """
+    pending = set(tasks)
+    while pending:
+        for task in pending:
+            task.cancel()
+        _, pending = await asyncio.wait(pending, timeout=patience_s)
+        if pending:
+            log.warning("otto: %s: %s still running %g s after a cancel; cancelling again", what,
+                        ", ".join(sorted(t.get_name() for t in pending)), patience_s)
     for task in tasks:
         if not task.cancelled() and task.exception() is not None:
             log.warning("otto: %s task %s ended with %r", what, task.get_name(), task.exception())
@@ -165,6 +177,9 @@ class Auctioneer:
         self.stop = asyncio.Event()
         self.active = asyncio.Event()
         self.steps_down = 0  # times it lost the lock while leading
+        # One number per stretch of leadership: a loop acts only while its term is current,
+        # even if the cancel that ends it was swallowed on the way.
+        self.term = 0
         self.touched: set[str] = set()
         self.last_board = 0.0
         self._last_now: float | None = None
@@ -220,12 +235,14 @@ class Auctioneer:
     async def _lead(self, lock: Any) -> str:
         """Act as the active auctioneer until stopped, the lock is lost, or a loop fails."""
         loops: list[asyncio.Task[None]] = []
+        self.term += 1
         renewer = asyncio.create_task(self._renew(lock), name="renew") if lock is not None else None
-        leading = asyncio.create_task(self._leading(loops), name="leading")
+        leading = asyncio.create_task(self._leading(loops, self.term), name="leading")
         stopping = asyncio.create_task(self.stop.wait(), name="stop")
         waiting = [t for t in (renewer, leading, stopping) if t is not None]
         await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
         # Step down before anything else: from here nothing is received, recorded or sent.
+        self.term += 1
         self.active.clear()
         await _settle([leading, *loops], "auctioneer")
         if self.stop.is_set():
@@ -243,7 +260,11 @@ class Auctioneer:
             self.bids, self.tasks = [], []
         return outcome
 
-    async def _leading(self, loops: list[asyncio.Task[None]]) -> None:
+    def _check(self, term: int) -> None:
+        if self.term != term:
+            raise SteppedDown(f"term {term} is over")
+
+    async def _leading(self, loops: list[asyncio.Task[None]], term: int) -> None:
         """Join the report groups, recover, then run the loops; returns only if one fails."""
         self.next_due, self._last_now = None, None
         self.group_channel = await self.layer.new_channel("otto-auctioneer.")
@@ -255,14 +276,15 @@ class Auctioneer:
             self.duration_s = await database_sync_to_async(otto_duration)()
         effects = await database_sync_to_async(otto_recover)(self.clock.now())
         await send_all(self.layer, effects.outbound, self.touched, effects.touched)
-        loops += [asyncio.create_task(c) for c in (
-            self._receive(bus.name(bus.FOR_AUCTION), self._on_task),
-            self._receive(self.group_channel, self._on_report),
-            self._ticks())]
+        self._check(term)
+        loops += [
+            asyncio.create_task(self._receive(bus.name(bus.FOR_AUCTION), self._on_task, term), name="tasks"),
+            asyncio.create_task(self._receive(self.group_channel, self._on_report, term), name="reports"),
+            asyncio.create_task(self._ticks(term), name="ticks")]
         # Several receivers on tasks.bids overlap the per-message round trips to Redis;
         # each stamps arrival on the same clock, so order of receipt stays well defined.
-        loops += [asyncio.create_task(self._receive(bus.name(bus.BIDS), self._on_bid))
-                  for _ in range(BID_RECEIVERS)]
+        loops += [asyncio.create_task(self._receive(bus.name(bus.BIDS), self._on_bid, term), name=f"bids-{n}")
+                  for n in range(BID_RECEIVERS)]
         done, _ = await asyncio.wait(loops, return_when=asyncio.FIRST_EXCEPTION)
         for task in done:
             task.result()  # the loops never return: re-raise the failure
@@ -285,9 +307,13 @@ class Auctioneer:
             if not await asyncio.to_thread(lock_renew, lock):
                 return
 
-    async def _receive(self, channel: str, handle: Any) -> None:
-        while True:
+    async def _receive(self, channel: str, handle: Any, term: int) -> None:
+        while self.term == term:
             message = await receive(self.layer, channel)
+            if self.term != term:
+                log.warning("otto auctioneer: dropped %s on %s: it arrived after stepping down",
+                            message.get("type") if isinstance(message, dict) else "a message", channel)
+                return
             try:
                 checked = msg.validate(message)
             except msg.MalformedMessage as exc:
@@ -317,11 +343,13 @@ class Auctioneer:
             effects = await database_sync_to_async(otto_started_seen)(message, self.clock.now())
             await send_all(self.layer, effects.outbound, self.touched, effects.touched)
 
-    async def _ticks(self) -> None:
+    async def _ticks(self, term: int) -> None:
         last_deadline: float | None = None
-        while True:
+        while self.term == term:
             try:
-                last_deadline = await self._tick(last_deadline)
+                last_deadline = await self._tick(last_deadline, term)
+            except SteppedDown:
+                return
             except Exception:  # noqa: BLE001 - a failed tick (DB busy, Redis hiccup) is retried next tick
                 log.exception("otto auctioneer: tick failed")
             await asyncio.sleep(self.tick_s)
@@ -333,13 +361,16 @@ class Auctioneer:
         finally:
             self.timings.setdefault(name, []).append((time.perf_counter() - started) * 1000)
 
-    async def _tick(self, last_deadline: float | None) -> float | None:
+    async def _tick(self, last_deadline: float | None, term: int) -> float | None:
+        """One round of the auctioneer's writes; each starts only while ``term`` is current."""
+        self._check(term)
         row = await self._timed("clock", clock_row)
         self.clock.state = row.state
         now = self.clock.now()
         if self._last_now is not None and now < self._last_now:
             self.next_due = None  # the clock went back: the known deadline is another epoch's
         opened = False
+        self._check(term)
         if self.tasks:
             batch_t, self.tasks = self.tasks, []
             try:
@@ -358,6 +389,7 @@ class Auctioneer:
                 last_deadline = closes
                 await asyncio.to_thread(_store_deadline, closes)
             await send_all(self.layer, effects.outbound, self.touched, effects.touched)
+        self._check(term)
         if self.bids:
             batch, self.bids = self.bids, []
             try:
@@ -374,6 +406,7 @@ class Auctioneer:
         due_check = (opened or self.next_due is None or lifecycle.reached(self.next_due, now)
                      or time.monotonic() - self.last_due_check >= 1.0)
         if due_check and (not self.clock.state.paused or now != self._last_now or opened):
+            self._check(term)
             self.last_due_check = time.monotonic()
             effects = await self._timed("due", otto_due, now)
             await send_all(self.layer, effects.outbound, self.touched, effects.touched)
@@ -383,6 +416,7 @@ class Auctioneer:
                     {auction_id: (sent - due) * 1000 for auction_id, due in effects.awards})
             deadline = await self._timed("deadline", otto_next_deadline)
             self.next_due = deadline
+            self._check(term)
             if deadline != last_deadline:
                 last_deadline = deadline
                 await asyncio.to_thread(_store_deadline, deadline)

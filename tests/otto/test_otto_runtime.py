@@ -44,9 +44,8 @@ async def test_auctioneer_steps_down_when_its_lock_is_lost_and_leads_again_when_
         assert client.get(auct.lock_key()) is not None
         caplog.set_level(logging.WARNING)
         client.set(auct.lock_key(), "another-auctioneer", px=60_000)  # ours lapsed; someone took it
-        # (active clears first, the count follows once the loops have settled)
-        await _until(lambda: auct.steps_down == 1, what="stepping down")
-        assert not auct.active.is_set()
+        await _until(lambda: not auct.active.is_set(), what="stepping down")
+        await _until(lambda: auct.steps_down == 1, what="standing by")
         assert "renewal failed, no longer held" in caplog.text
         assert "lost the lock, stepped down" in caplog.text
         # Standing by, it acts on nothing: a task sent now stays on tasks.for_auction.
@@ -83,6 +82,69 @@ def test_lock_renew_extends_a_held_lock_and_reports_a_lost_one(redis_socket, set
         assert "lock diego:main:t-renew-helper: renewal failed, no longer held (LockNotOwnedError" in caplog.text
     finally:
         locks.redis_client().delete("diego:main:t-renew-helper")
+
+
+@pytest.mark.asyncio
+async def test_a_tick_of_an_ended_term_writes_nothing() -> None:
+    """Cancelling the loops is not enough: a cancel can be swallowed under them (asgiref's
+    sync_to_async returns normally when the sync call ended meanwhile). A tick whose term
+    ended while it awaited stops before its next write, and leaves the buffers alone."""
+    from auction.sim.clock import ClockState
+
+    auct = Auctioneer(layer=object(), duration_s=5, use_lock=False)
+    auct.term = 1
+    task_message = {"type": msg.TASK, "task": {"raw": {"task_guid": "t-1"}, "capabilities": {}}}
+    auct.tasks = [(task_message, 0.0)]
+    calls: list[str] = []
+
+    class Row:
+        state = ClockState(0.0, 0.0, 1.0, True)
+
+    async def timed(name: str, fn: Any, *args: Any) -> Any:
+        calls.append(name)
+        auct.term += 1  # stepped down meanwhile, and the cancel never arrived here
+        return Row()
+
+    auct._timed = timed  # type: ignore[method-assign]
+    with pytest.raises(otto_runtime.SteppedDown):
+        await auct._tick(None, 1)
+    assert calls == ["clock"] and auct.tasks == [(task_message, 0.0)]
+    await auct._ticks(1)  # the loop of an ended term returns at once
+    assert calls == ["clock"]
+
+
+@pytest.mark.asyncio
+async def test_a_receiver_of_an_ended_term_drops_what_it_gets(caplog) -> None:  # type: ignore[no-untyped-def]
+    auct = Auctioneer(layer=None, duration_s=5, use_lock=False)
+    auct.term = 3
+
+    class Layer:
+        async def receive(self, channel: str) -> dict[str, Any]:
+            auct.term += 1  # stepped down while this receive was blocked
+            return msg.bid_message("a-1", 1, "cell-1", "agent", 0.02, {}, 0, 1.0)
+
+    auct.layer = Layer()
+    with caplog.at_level(logging.WARNING, logger="auction.services.otto_runtime"):
+        await asyncio.wait_for(auct._receive("otto.main.tasks.bids", auct._on_bid, 3), 2)
+    assert auct.bids == []
+    assert "dropped otto.bid on otto.main.tasks.bids: it arrived after stepping down" in caplog.text
+
+
+@pytest.mark.asyncio
+async def test_settle_cancels_again_a_task_that_swallowed_its_cancel(caplog) -> None:  # type: ignore[no-untyped-def]
+    async def stubborn() -> None:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            pass  # swallowed, as under asgiref's sync_to_async
+        await asyncio.sleep(10)
+
+    task = asyncio.create_task(stubborn(), name="stubborn")
+    await asyncio.sleep(0)
+    with caplog.at_level(logging.WARNING, logger="auction.services.otto_runtime"):
+        await asyncio.wait_for(otto_runtime._settle([task], "test", patience_s=0.1), 2)
+    assert task.cancelled()
+    assert "otto: test: stubborn still running 0.1 s after a cancel; cancelling again" in caplog.text
 
 
 # --- dropped failures are logged with their context ---------------------------------------
@@ -158,10 +220,13 @@ async def test_a_malformed_message_on_an_inbox_is_logged_and_counted(caplog) -> 
 
     member = Orchestrator("cell-1", OneBadMessage(), {}, SimClockCache())
     caplog.set_level(logging.WARNING, logger="auction.services.otto_runtime")
+    def counted() -> int | None:
+        return Counter.objects.filter(name="OttoMalformedMessages").values_list("value", flat=True).first()
+
     task = asyncio.create_task(member.run())
     try:
-        for _ in range(100):
-            if "dropped a malformed message on otto.main.inbox.cell-1" in caplog.text:
+        for _ in range(250):  # logged first, then counted: wait for the count
+            if await database_sync_to_async(counted)() is not None:
                 break
             await asyncio.sleep(0.02)
     finally:
@@ -169,6 +234,4 @@ async def test_a_malformed_message_on_an_inbox_is_logged_and_counted(caplog) -> 
         with contextlib.suppress(asyncio.CancelledError):
             await task
     assert "dropped a malformed message on otto.main.inbox.cell-1" in caplog.text
-    count = await database_sync_to_async(
-        lambda: Counter.objects.filter(name="OttoMalformedMessages").values_list("value", flat=True).first())()
-    assert count == 1
+    assert await database_sync_to_async(counted)() == 1
