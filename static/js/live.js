@@ -48,7 +48,22 @@
     setStatus("reloading", "the cluster changed: reloading");
     setTimeout(function () { location.reload(); }, 50 + Math.floor(Math.random() * 400));
   }
+  // A frame replaces elements whole: the one with keyboard focus comes back under the
+  // same id, and focus goes back to it (or a keyboard user is thrown to the page top).
+  var focusedId = null;
+  document.addEventListener("htmx:wsBeforeMessage", function () {
+    var a = document.activeElement;
+    focusedId = a && a !== document.body && a.id ? a.id : null;
+  });
+  function keepFocus() {
+    if (!focusedId) return;
+    var a = document.activeElement;
+    if (a && a !== document.body && a.isConnected) return;
+    var again = document.getElementById(focusedId);
+    if (again) again.focus({ preventScroll: true });
+  }
   document.addEventListener("htmx:wsAfterMessage", function () {
+    keepFocus();
     checkEpoch();
     lastFrame = Date.now();
     body.dataset.frames = String(Number(body.dataset.frames || 0) + 1);
