@@ -21,6 +21,7 @@ thread that runs the consumers' ORM calls, so the event loop keeps serving socke
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import time
@@ -271,6 +272,29 @@ def _render_lrps(_: list[str]) -> list[tuple[str, str]]:
     return [("lrps", fragments.lrps_fragments())]
 
 
+def events_views_key() -> str:
+    return f"{key_prefix()}:events-views"
+
+
+def events_view_register(query: str) -> str:
+    """The group of one history view (filters and page): ``events.<digest>``; the query
+    is kept so the coalescer renders each watched view once, whoever watches it."""
+
+    topic = "events." + hashlib.sha1(query.encode()).hexdigest()[:16]
+    try:
+        state_redis().hset(events_views_key(), topic, query)
+    except redis.RedisError as exc:
+        log.warning("live: events view: %s", exc)
+    return topic
+
+
+def _render_events(_: list[str]) -> list[tuple[str, str]]:
+    client = state_redis()
+    views = {k.decode(): v.decode() for k, v in client.hgetall(events_views_key()).items()}
+    return [(topic, fragments.events_history_fragment(views[topic]))
+            for topic in sorted(watched_topics(client)) if topic in views]
+
+
 def _render_otto(_: list[str]) -> list[tuple[str, str]]:
     return [("otto", fragments.otto_board_fragment())]
 
@@ -288,6 +312,7 @@ def _render_auctions(_: list[str]) -> list[tuple[str, str]]:
 
 
 register_renderer("auctions", _render_auctions)
+register_renderer("events", _render_events)
 register_renderer("epoch", _render_epoch)
 register_renderer("controls", _render_controls)
 register_renderer("otto", _render_otto)

@@ -106,6 +106,13 @@ def feed_fragment() -> str:
                             {"feed_rows": feed_rows(), "feed_newest": newest_event_id()})
 
 
+def events_history_fragment(query: str) -> str:
+    """One page of the event history (M2) for its canonical filters and page."""
+    from auction.selectors.feed import events_history
+
+    return render_to_string("events/history.html", {**events_history(query), "oob": True})
+
+
 def otto_board_fragment() -> str:
     """The whole Otto board (lanes and roster): cards move between lanes, so lanes swap whole."""
     from auction.selectors.clock import clock_view

@@ -12,7 +12,7 @@ from django.conf import settings
 _VALID = re.compile(r"^[A-Za-z0-9._-]{1,99}$")
 
 # Topics a page may join; each view asks only for what it shows.
-TOPICS = ("clock", "zones", "tray", "metrics", "feed", "auctions", "lrps", "otto", "presenter",
+TOPICS = ("clock", "zones", "tray", "metrics", "feed", "events", "auctions", "lrps", "otto", "presenter",
           "epoch", "controls")
 
 

@@ -108,8 +108,9 @@ def cells_changed(cell_ids: Iterable[str]) -> tuple[str, ...]:
     return (*(f"cell:{c}" for c in cell_ids), "tray", "lrps", "controls")
 
 
-# What stored BBS events change: the feed (M2), the metrics (M1), desired vs actual (D1).
-EVENTS_CHANGED = ("feed", "metrics", "lrps")
+# What stored BBS events change: the feed and the history (M2), the metrics (M1), desired
+# vs actual (D1).
+EVENTS_CHANGED = ("feed", "events", "metrics", "lrps")
 
 
 def cells_changed_after_commit(cell_ids: Iterable[str]) -> None:
@@ -144,7 +145,7 @@ def send_now(group_name: str, message: dict[str, Any]) -> bool:
 
     - ``live.frame`` with ``html``: the fragment, latest per element id;
     - ``live.cells`` with ``cells``: those cells (re-rendered by the coalescer) and the tray;
-    - ``live.events``: the feed, the metrics and desired vs actual;
+    - ``live.events``: the feed, the history, the metrics and desired vs actual;
     - anything else: the latest message of that type per group, forwarded at the tick.
     """
     kind = message.get("type")

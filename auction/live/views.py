@@ -23,13 +23,18 @@ class LiveParams:
     view: str = "grid"
     mode: str = ""
     zone: str = ""
+    # The event history's filters and page, canonical (``type=…&app=…&cell=…&page=…``).
+    events: str = ""
 
     @classmethod
     def parse(cls, query: dict[str, list[str]]) -> LiveParams:
-        def one(name: str) -> str:
-            return (query.get(name) or [""])[0][:64]
+        def one(name: str, size: int = 64) -> str:
+            return (query.get(name) or [""])[0][:size]
 
-        return cls(view=one("view") or "grid", mode=one("mode"), zone=one("zone"))
+        from auction.selectors.feed import events_query
+
+        events = events_query({n: one(n, 200) for n in ("type", "app", "cell", "page")})
+        return cls(view=one("view") or "grid", mode=one("mode"), zone=one("zone"), events=events)
 
 
 # view -> params -> topics it joins (sync: may read the zone list).
@@ -85,7 +90,10 @@ def lrps_topics(params: LiveParams) -> list[str]:
 
 
 def events_topics(params: LiveParams) -> list[str]:
-    return ["clock", "metrics", "feed", "presenter"]
+    """The history joins the group of its own filters and page (``events.<digest>``)."""
+    from auction.live.coalescer import events_view_register
+
+    return ["clock", "metrics", "feed", "presenter", events_view_register(params.events)]
 
 
 def compare_topics(params: LiveParams) -> list[str]:
@@ -142,6 +150,10 @@ def _lrps(topic: str, params: LiveParams) -> str:
     return fragments.lrps_fragments()
 
 
+def _events(topic: str, params: LiveParams) -> str:
+    return fragments.events_history_fragment(params.events)
+
+
 def _presenter(topic: str, params: LiveParams) -> str:
     from auction.live.presenter import presenter_banner
 
@@ -169,4 +181,5 @@ register_region("presenter", _presenter)
 register_region("metrics", _metrics)
 register_region("feed", _feed)
 register_region("lrps", _lrps)
+register_region("events", _events)
 register_region("otto", lambda topic, params: fragments.otto_board_fragment())

@@ -145,6 +145,31 @@ def newest_event_id() -> int:
     return BBSEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0
 
 
+EVENT_FILTERS = ("type", "app", "cell")
+
+
+def events_query(values: dict[str, str]) -> str:
+    """The history's filters and page as one canonical query string: the page's link and
+    its live group are both named by it (dashboard.md M2)."""
+    from urllib.parse import urlencode
+
+    clean = {n: str(values.get(n, "")).strip()[:200] for n in (*EVENT_FILTERS, "page")}
+    if clean["page"] in ("", "1"):
+        clean["page"] = ""
+    return urlencode({k: v for k, v in clean.items() if v})
+
+
+def events_history(query: str) -> dict[str, Any]:
+    """What the history shows for a canonical query: the page, its filters, the pager's query."""
+    from urllib.parse import parse_qs, urlencode
+
+    values = {k: v[0] for k, v in parse_qs(query).items()}
+    filters = {n: values.get(n, "") for n in EVENT_FILTERS}
+    page = events_page(values.get("page") or 1, type_=filters["type"], app=filters["app"],
+                       cell=filters["cell"])
+    return {"events": page, "filters": filters, "query": urlencode({k: v for k, v in filters.items() if v})}
+
+
 def events_page(page: int | str = 1, *, type_: str = "", app: str = "", cell: str = "") -> Page:
     """One page of the full history, unfolded (dashboard.md M2, KOV #84)."""
     qs = _filtered(BBSEvent.objects.order_by("-id"), type_, app, cell)

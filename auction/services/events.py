@@ -8,7 +8,7 @@ from typing import Any
 from auction.bbs import types as core
 from auction.bbs.events import Event
 from auction.live.groups import group
-from auction.live.publish import publish_after_commit
+from auction.live.publish import mark_dirty_after_commit, publish_after_commit
 from auction.models import BBSEvent
 
 # The log keeps this many events; older ones are trimmed by the tick (dashboard.md M2).
@@ -67,4 +67,6 @@ def events_trim(limit: int = EVENT_LOG_LIMIT) -> int:
     if cutoff is None:
         return 0
     deleted, _ = BBSEvent.objects.filter(id__lte=cutoff).delete()
+    # The history's pages and counts moved (M2): the open /events/ pages re-render.
+    mark_dirty_after_commit("events")
     return deleted

@@ -1,21 +1,18 @@
-"""The event history (dashboard.md M2): every stored event, newest first, in pages."""
+"""The event history (dashboard.md M2): the stored events, newest first, in pages; live."""
 
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.utils.http import urlencode
 
 from auction.selectors.clock import clock_view
-from auction.selectors.feed import FAMILIES, events_page
+from auction.selectors.feed import FAMILIES, events_history, events_query
+from auction.services.events import EVENT_LOG_LIMIT
 
 
 def events(request: HttpRequest) -> HttpResponse:
-    filters = {name: request.GET.get(name, "").strip()[:200] for name in ("type", "app", "cell")}
-    page = events_page(request.GET.get("page", 1), type_=filters["type"], app=filters["app"],
-                       cell=filters["cell"])
-    query = urlencode({k: v for k, v in filters.items() if v})
+    query = events_query({name: request.GET.get(name, "") for name in ("type", "app", "cell", "page")})
     return render(request, "events/page.html", {
-        "events": page, "filters": filters, "families": FAMILIES, "query": query,
-        "clock": clock_view(), "live_view": "events", "page": "events",
+        **events_history(query), "families": FAMILIES, "clock": clock_view(),
+        "events_kept": f"{EVENT_LOG_LIMIT:,}", "live_view": "events", "live_query": f"&{query}" if query else "", "page": "events",
     })

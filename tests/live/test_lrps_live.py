@@ -65,3 +65,33 @@ async def test_grid_and_events_views_get_feed_frames_but_not_the_lrps_table() ->
         frame = await communicator.receive_from(timeout=5)
         assert 'data-type="clock_pause"' in frame and 'id="lrp-table"' not in frame
         await communicator.disconnect()
+
+
+def _history(frames: str) -> str:
+    start = frames.rfind('<div id="events-history"')
+    return frames[start:frames.index("</div>", start)] if start >= 0 else ""
+
+
+async def test_the_event_history_is_live_per_filter_and_page() -> None:
+    """dashboard.md M2: an open /events/ page gets its own filtered page of the history
+    re-rendered when events are stored; a view with other filters is not given rows it
+    would not show."""
+    from auction.services.events import event_record
+
+    chaos = WebsocketCommunicator(application, "/ws/live/?view=events&type=chaos", headers=ORIGIN)
+    control = WebsocketCommunicator(application, "/ws/live/?view=events&type=control", headers=ORIGIN)
+    for communicator in (chaos, control):
+        assert (await communicator.connect())[0]
+        snapshot = await communicator.receive_from(timeout=5)
+        assert 'No events.' in _history(snapshot)
+    await sync_to_async(event_record)("clock_pause", 1.0, key="clock", source="dashboard")
+    frames = ""
+    while 'data-type="clock_pause"' not in _history(frames):
+        frames += await communicator.receive_from(timeout=5)
+    assert "(1 event)" in _history(frames)
+    frames = ""
+    while 'id="events-history"' not in frames:
+        frames += await chaos.receive_from(timeout=5)
+    assert "No events." in _history(frames) and "clock_pause" not in _history(frames)
+    for communicator in (chaos, control):
+        await communicator.disconnect()
