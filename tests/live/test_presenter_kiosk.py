@@ -93,3 +93,20 @@ def test_releasing_someone_elses_lock_is_an_operators_override() -> None:
     bob.user_permissions.add(Permission.objects.get(codename="control"))
     presenter_release(User.objects.get(pk=bob.pk))
     assert current_presenter() is None
+
+
+def test_kiosk_link_prints_a_url_that_opens_the_kiosk(client) -> None:  # type: ignore[no-untyped-def]
+    """C6: ``manage.py kiosk_link`` mints the wall screen's signed URL; a bad mode is one line."""
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    out = StringIO()
+    call_command("kiosk_link", "--base", "http://wall.test:8000", "--mode", "zones", "--no-follow",
+                 stdout=out, stderr=StringIO())
+    url = out.getvalue().strip()
+    assert url.startswith("http://wall.test:8000/kiosk/?mode=zones&follow=0&token=")
+    response = client.get(url.removeprefix("http://wall.test:8000"))
+    assert response.status_code == 200 and b'class="kiosk"' in response.content
+    with pytest.raises(CommandError, match="unknown mode 'tiles'"):
+        call_command("kiosk_link", "--mode", "tiles", stdout=StringIO(), stderr=StringIO())
