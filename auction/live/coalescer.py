@@ -149,9 +149,13 @@ class Coalescer:
 
     def tick(self, now: float | None = None) -> Tick:
         """Take the dirty set and render it: one render per dirty key (L3)."""
+        from auction.selectors.clock import world_epoch
+
         now = time.monotonic() if now is None else now
         client = state_redis()
-        keys, zones = _expand(take_dirty(client))
+        taken = take_dirty(client)
+        epoch = world_epoch() if taken else 0
+        keys, zones = _expand(taken)
         watched = watched_topics(client) if self.only_watched else None
         result = Tick()
         by_prefix: dict[str, list[str]] = defaultdict(list)
@@ -193,13 +197,23 @@ class Coalescer:
             if prefix == "tile":
                 for arg in args:
                     self.tile_sent[arg] = now
+        # Frames carry the world epoch they were rendered in: a consumer never gives a page
+        # drawn for one world the cells of another (it sends the new epoch instead, and
+        # the page reloads). A tick that straddled a new epoch may have read some of either
+        # world: it is stamped with the new one and rendered again at the next tick.
+        if taken:
+            after = world_epoch()
+            if after != epoch:
+                mark_dirty(*(k for k in taken if not k.startswith(("html:", "msg:"))))
+                epoch = after
         for topic, htmls in sorted(pieces.items()):
-            result.frames += numbered_frames(client, topic, SEP.join(htmls))
+            result.frames += numbered_frames(client, topic, SEP.join(htmls), epoch)
         result.frames += messages
         return result
 
 
-def numbered_frames(client: redis.Redis, topic: str, html: str) -> list[tuple[str, dict[str, Any]]]:
+def numbered_frames(client: redis.Redis, topic: str, html: str,
+                    epoch: int | None = None) -> list[tuple[str, dict[str, Any]]]:
     """One frame, or parts of at most FRAME_LIMIT bytes, each numbered in the group (L4)."""
     data = html.encode()
     chunks = [data[i:i + FRAME_LIMIT] for i in range(0, len(data), FRAME_LIMIT)] or [b""]
@@ -209,7 +223,7 @@ def numbered_frames(client: redis.Redis, topic: str, html: str) -> list[tuple[st
     for n, chunk in enumerate(chunks):
         out.append((topic, {
             "type": "live.frame", "topic": topic, "seq": first + n,
-            "part": n, "parts": len(chunks),
+            "part": n, "parts": len(chunks), "epoch": epoch,
             # Split on bytes, joined by the consumer before use: decode may cut a character.
             "data": chunk,
         }))

@@ -21,6 +21,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from auction.live.coalescer import SEP, group_seq, runner, viewers_change
+from auction.live.fragments import epoch_marker
 from auction.live.groups import group
 from auction.live.rate import RateWindow
 from auction.live.views import LiveParams, region_html, topics_for
@@ -52,6 +53,10 @@ class LiveConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         query = parse_qs(self.scope.get("query_string", b"").decode())
         self.params = LiveParams.parse(query)
+        # The world epoch the page was drawn for (``services.world``), when it says.
+        raw_epoch = (query.get("epoch") or [""])[0]
+        self.epoch: int | None = int(raw_epoch) if raw_epoch.isdigit() else None
+        self.epoch_sent = False
         self.topics = await database_sync_to_async(topics_for)(self.params)
         self.seq: dict[str, int] = {}
         self.parts: dict[str, list[bytes]] = {}
@@ -121,6 +126,16 @@ class LiveConsumer(AsyncWebsocketConsumer):
             self._schedule()
             return
         seq = int(event["seq"])
+        frame_epoch = event.get("epoch")
+        if self.epoch is not None and frame_epoch is not None and frame_epoch != self.epoch:
+            # Another world's frame: never swapped into this page; the page is told the
+            # new epoch (once) and reloads itself (L1: its snapshot is then that world).
+            self.seq[topic] = max(seq, self.seq.get(topic, 0))
+            if not self.epoch_sent:
+                self.epoch_sent = True
+                self.pending.setdefault("epoch", []).append(epoch_marker(int(frame_epoch)))
+                self._schedule()
+            return
         known = self.seq.get(topic, 0)
         if seq <= known:
             return  # already in our snapshot of that region

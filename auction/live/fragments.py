@@ -93,8 +93,12 @@ def epoch_fragment() -> str:
     """The world epoch (``services.world``): a page rendered with another one reloads."""
     from auction.selectors.clock import world_epoch
 
-    return (f'<div id="world-epoch" data-epoch="{world_epoch()}" hidden '
-            'hx-swap-oob="true"></div>')
+    return epoch_marker(world_epoch())
+
+
+def epoch_marker(epoch: int) -> str:
+    return f'<div id="world-epoch" data-epoch="{epoch}" hidden hx-swap-oob="true"></div>'
+
 
 
 def feed_fragment() -> str:

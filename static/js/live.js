@@ -40,17 +40,56 @@
   // A structural change (cells, zones, a scenario) moved the world epoch: this page was
   // drawn for another cluster, so it loads itself again (after a short random wait, so
   // a room full of screens does not reload in the same millisecond).
-  var reloading = false;
+  // A control request still running (often the very one that changed the world) is let
+  // finish first, and its answer is carried across the reload: the operator always sees
+  // the real outcome of what they asked for.
+  var reloading = false, waitingFor = 0, reloadWanted = false;
+  var KEPT = "diego-web:control-status";
+  function reloadNow() {
+    var status = document.getElementById("control-status");
+    try {
+      if (status && status.innerHTML.trim()) sessionStorage.setItem(KEPT, status.innerHTML);
+    } catch (e) { /* storage refused: the answer is only lost, never wrong */ }
+    location.reload();
+  }
   function checkEpoch() {
     var marker = document.getElementById("world-epoch");
     if (!marker || reloading || marker.dataset.epoch === body.dataset.epoch) return;
     reloading = true;
     setStatus("reloading", "the cluster changed: reloading");
-    setTimeout(function () { location.reload(); }, 50 + Math.floor(Math.random() * 400));
+    if (waitingFor > 0) { reloadWanted = true; return; }
+    setTimeout(reloadNow, 50 + Math.floor(Math.random() * 400));
   }
+  document.addEventListener("htmx:beforeRequest", function () { waitingFor += 1; });
+  document.addEventListener("htmx:afterRequest", function () {
+    waitingFor = Math.max(0, waitingFor - 1);
+    if (waitingFor === 0 && reloadWanted) { reloadWanted = false; setTimeout(reloadNow, 50); }
+  });
+  document.addEventListener("DOMContentLoaded", function () {
+    var kept = null;
+    try { kept = sessionStorage.getItem(KEPT); sessionStorage.removeItem(KEPT); } catch (e) { kept = null; }
+    var status = document.getElementById("control-status");
+    if (kept && status) status.innerHTML = kept;
+  });
   // A frame replaces elements whole: the one with keyboard focus comes back under the
   // same id, and focus goes back to it (or a keyboard user is thrown to the page top).
   var focusedId = null;
+  // A frame of another world's epoch is not swapped at all: its cells and zones are not
+  // on this page (oobErrorNoTarget), and the page reloads for that world anyway.
+  var EPOCH = /id="world-epoch" data-epoch="([^"]*)"/;
+  document.addEventListener("htmx:wsBeforeMessage", function (e) {
+    var text = e.detail && typeof e.detail.message === "string" ? e.detail.message : "";
+    var epoch = EPOCH.exec(text);
+    if (reloading || (epoch && epoch[1] !== body.dataset.epoch)) {
+      e.preventDefault();
+      if (!reloading) {
+        var marker = document.getElementById("world-epoch");
+        if (marker) marker.dataset.epoch = epoch[1];
+        checkEpoch();
+      }
+      return;
+    }
+  });
   document.addEventListener("htmx:wsBeforeMessage", function () {
     var a = document.activeElement;
     focusedId = a && a !== document.body && a.id ? a.id : null;

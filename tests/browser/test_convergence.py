@@ -1,15 +1,18 @@
 """Every open live page converges to the cluster (issue 13, point 3; dashboard.md L1, L3, L4).
 
-Six pages stay open in one signed-in browser context (the grid in full, dense and zones
-mode, /lrps/, /auctions/, /events/) while a seeded random sequence of changes goes
-through the HTTP API: fail and restore cells, scale LRPs, crash instances, let the clock
-run, step it. After each change the clock is paused, the live layer is given time to
-settle, and each page's data hooks (the stable ``data-*`` attributes and ids of every
-element inside ``<main>``) must equal those of a fresh load of the same URL (L1: the
-snapshot a new page gets is the truth the deltas must reach). No page may log a console
-error.
+Eight pages stay open (the grid in full, dense and zones mode, /lrps/, /auctions/,
+/events/ and /otto/ in a signed-in context; the kiosk with its signed link in an
+anonymous one) while a seeded random sequence of changes goes through every door: the
+HTTP API (fail and restore cells, scale, crash, clock run, step and speed), the admin
+(add a cell, change a desired LRP's instances), the dashboard's own forms (chaos, load a
+scenario) and the shell (``manage.py load_scenario``). After each change the clock is
+paused, the live layer is given time to settle, and each page's data hooks (the stable
+``data-*`` attributes and ids of every element inside ``<main>``) must equal those of a
+fresh load of the same URL (L1: the snapshot a new page gets is the truth the deltas must
+reach). No page may log a console error. Each step prints how long after the change the
+open pages stopped changing (the time to converge).
 
-Short by default (6 changes, about a minute). A soak run, for hours:
+By default every kind of change once (about two minutes). A soak run, for hours:
 
     DIEGO_CONVERGENCE_STEPS=300 pytest tests/browser/test_convergence.py
 
@@ -28,13 +31,18 @@ import urllib.request
 import pytest
 from browser import launch, screenshot
 from playwright.sync_api import BrowserContext, Page, expect, sync_playwright
+from playwright.sync_api import Error as PlaywrightError
 from stack import ADMIN_PASSWORD, LiveStack
 
 pytestmark = [pytest.mark.browser, pytest.mark.processes]
 
-STEPS = int(os.environ.get("DIEGO_CONVERGENCE_STEPS", "6"))
 SEED = int(os.environ.get("DIEGO_CONVERGENCE_SEED", "13"))
-PAGES = ("grid/", "grid/?mode=dense", "grid/?mode=zones", "lrps/", "auctions/", "events/")
+PAGES = ("grid/", "grid/?mode=dense", "grid/?mode=zones", "lrps/", "auctions/", "events/", "otto/")
+# Scenarios a step may load (otto-market needs the Otto processes this stack leaves out).
+SCENARIOS = ("seed-example", "az-loss", "imbalanced-deploy", "mismatch", "inflight-cap")
+KINDS = ("scale", "run", "step", "speed", "fail", "restore", "crash", "admin-cell", "admin-lrp",
+         "dashboard-chaos", "dashboard-scenario", "shell-scenario")
+STEPS = int(os.environ.get("DIEGO_CONVERGENCE_STEPS", str(len(KINDS))))
 SETTLE_QUIET_S = 1.5  # hooks unchanged this long = settled
 SETTLE_MAX_S = 20.0
 CONVERGE_MAX_S = 20.0
@@ -74,17 +82,19 @@ class Api:
         self.call("POST", "clock", {"paused": True})
 
 
-def change(api: Api, rng: random.Random, used: set[str]) -> str:
-    """One random change through the API, a kind not yet ``used`` while one is possible;
-    returns what it did (so the short run tries each kind once)."""
+def change(api: Api, stack: LiveStack, operator: Page, rng: random.Random, used: set[str]) -> str:
+    """One random change through one of the doors, a kind not yet ``used`` while one is
+    possible; returns what it did (so the default run tries each kind once)."""
     cells = api.call("GET", "cells")["cells"]
     failed = [c["cell_id"] for c in cells if c["state"] == "failed"]
     healthy = [c["cell_id"] for c in cells if c["state"] == "healthy"]
     lrps = sorted(d["process_guid"] for d in api.call("GET", "desired_lrps")["desired_lrps"])
     actual = [a for a in api.call("GET", "actual_lrps")["actual_lrps"] if a["presence"] == "ORDINARY"]
-    verbs = ["scale", "run", "step"]
+    verbs = ["run", "step", "speed", "admin-cell", "dashboard-scenario", "shell-scenario"]
+    if lrps:
+        verbs += ["scale", "admin-lrp"]
     if len(healthy) > 2:
-        verbs.append("fail")
+        verbs += ["fail", "dashboard-chaos"]
     if failed:
         verbs.append("restore")
     if actual:
@@ -112,32 +122,89 @@ def change(api: Api, rng: random.Random, used: set[str]) -> str:
         api.call("POST", "clock", {"paused": False})
         time.sleep(seconds)
         return f"run {seconds} s"
-    seconds = rng.choice((1, 5, 15, 31))
-    api.call("POST", "clock", {"paused": True, "step": seconds})
-    return f"step {seconds} s"
+    if verb == "speed":
+        speed = rng.choice((0.5, 2, 8))
+        api.call("POST", "clock", {"speed": speed, "paused": False})
+        time.sleep(1.0)
+        return f"run 1 s at {speed}x"
+    if verb == "admin-cell":
+        cell_id = f"cell-admin-{rng.randint(100, 999)}"
+        operator.goto(stack.url + "admin/auction/cell/add/")
+        operator.fill("#id_cell_id", cell_id)
+        operator.select_option("#id_zone", index=rng.randint(1, operator.locator("#id_zone option").count() - 1))
+        operator.fill("#id_index", str(rng.randint(50, 99)))
+        operator.fill("#id_preloaded_rootfses", "cflinuxfs4")
+        operator.click("input[name=_save]")
+        expect(operator.locator(".messagelist .success")).to_be_visible()
+        return f"admin: add {cell_id}"
+    if verb == "admin-lrp":
+        guid, count = rng.choice(lrps), rng.randint(0, 4)
+        operator.goto(stack.url + f"admin/auction/desiredlrp/?q={guid}")
+        operator.get_by_role("link", name=guid, exact=True).click()
+        operator.fill("#id_instances", str(count))
+        operator.click("input[name=_save]")
+        expect(operator.locator(".messagelist .success")).to_be_visible()
+        return f"admin: {guid} to {count} instances"
+    if verb == "dashboard-chaos":
+        cell = rng.choice(sorted(healthy))
+        operator.goto(stack.url + "grid/")
+        open_chaos(operator)
+        form = operator.locator("form[data-chaos*='cell_fail']")
+        form.locator("select[data-choices=cells]").select_option(cell)
+        form.locator("button[value=cell_fail]").click()
+        expect(operator.locator("#control-status")).to_contain_text(cell)
+        return f"dashboard: fail {cell}"
+    name = rng.choice(SCENARIOS)
+    if verb == "dashboard-scenario":
+        operator.goto(stack.url + "grid/")
+        open_chaos(operator)
+        operator.once("dialog", lambda dialog: dialog.accept())
+        operator.select_option("select[name=name][data-choices=scenarios]", name)
+        operator.get_by_role("button", name="Load scenario").click()
+        expect(operator.locator("#control-status")).to_contain_text(name, timeout=30_000)
+        return f"dashboard: load {name}"
+    stack.manage("load_scenario", name)
+    return f"shell: load {name}"
+
+
+def open_chaos(page: Page) -> None:
+    if page.locator("details.chaos[open]").count() == 0:
+        page.locator("details.chaos > summary").click()
 
 
 def hooks(page: Page, excluded: set[str]) -> list[str]:
     path = page.url.split("/", 3)[3]
     out = []
-    for item in page.evaluate(HOOKS_JS, STATIC.get(path, "")):
+    for attempt in range(20):
+        try:
+            items = page.evaluate(HOOKS_JS, STATIC.get(path, ""))
+            break
+        except PlaywrightError as exc:  # the page is reloading itself (a new world epoch)
+            if "context was destroyed" not in str(exc) or attempt == 19:
+                raise
+            page.wait_for_load_state()
+    for item in items:
         tag, ident, data = json.loads(item)
         out.append(json.dumps([tag, ident, {k: v for k, v in data.items() if k not in excluded}]))
     return sorted(out)
 
 
-def settle(pages: list[Page], excluded: set[str]) -> None:
-    """Until every page's hooks stay unchanged for SETTLE_QUIET_S (bounded)."""
+def settle(pages: list[Page], excluded: set[str], since: float | None = None) -> float:
+    """Until every page's hooks stay unchanged for SETTLE_QUIET_S (bounded); returns when
+    they last changed (``since`` if they never did)."""
     deadline = time.monotonic() + SETTLE_MAX_S
     last = [hooks(p, excluded) for p in pages]
+    changed = since if since is not None else time.monotonic()
     quiet_since = time.monotonic()
     while time.monotonic() < deadline:
-        time.sleep(0.25)
+        time.sleep(0.1)
         now = [hooks(p, excluded) for p in pages]
         if now != last:
             last, quiet_since = now, time.monotonic()
+            changed = quiet_since
         elif time.monotonic() - quiet_since >= SETTLE_QUIET_S:
-            return
+            break
+    return changed
 
 
 def fresh(context: BrowserContext, urls: list[str], excluded: set[str]) -> list[list[str]]:
@@ -191,34 +258,39 @@ def stack():
 
 
 def test_every_open_page_converges_to_a_fresh_load(stack: LiveStack) -> None:
-    """dashboard.md L1 (snapshot first, then deltas), L3, L4: deltas reach what a snapshot shows."""
+    """dashboard.md L1 (snapshot first, then deltas), L3, L4, M2, C6: deltas reach what a
+    snapshot shows, on every live page, after changes through every door."""
     api = Api(stack)
     rng = random.Random(SEED)
     errors: list[str] = []
+    kiosk = stack.manage("kiosk_link", "--base", stack.url, "--no-follow").strip().removeprefix(stack.url)
+    paths = [*PAGES, kiosk]
     with sync_playwright() as p:
         browser = launch(p)
         context = browser.new_context()
-        first = context.new_page()
-        sign_in(first, stack, "grid/")
-        first.close()
+        operator = context.new_page()
+        watch(operator, errors, "operator")
+        sign_in(operator, stack, "grid/")
         api.pause()
-        excluded = time_varying(context, [stack.url + path for path in PAGES])
+        excluded = time_varying(context, [stack.url + path for path in paths])
         print(f"time-varying, left out: {sorted(excluded)}")
+        wall = browser.new_context()  # the kiosk's screen: nobody signed in
         pages: dict[str, Page] = {}
-        for path in PAGES:
-            page = context.new_page()
-            watch(page, errors, path)
+        for path in paths:
+            page = (wall if path == kiosk else context).new_page()
+            watch(page, errors, path.split("token=")[0])
             page.goto(stack.url + path)
             expect(page.locator("body")).to_have_attribute("data-ws", "open", timeout=15_000)
             pages[path] = page
         done: list[str] = []
         used: set[str] = set()
         for step in range(STEPS):
-            done.append(change(api, rng, used))
+            done.append(change(api, stack, operator, rng, used))
             api.pause()
-            settle(list(pages.values()), excluded)
+            started = time.monotonic()  # the change is committed and the clock paused
+            last_change = settle(list(pages.values()), excluded, since=started)
             deadline = time.monotonic() + CONVERGE_MAX_S
-            waiting = list(PAGES)
+            waiting = list(paths)
             while True:
                 wants = fresh(context, [stack.url + path for path in waiting], excluded)
                 diverged = {path: (want, have) for path, want in zip(waiting, wants, strict=True)
@@ -226,15 +298,17 @@ def test_every_open_page_converges_to_a_fresh_load(stack: LiveStack) -> None:
                 if not diverged or time.monotonic() > deadline:
                     break
                 waiting = list(diverged)
+                last_change = time.monotonic()
                 time.sleep(0.5)
             for path in diverged:
-                screenshot(pages[path], f"convergence-{step}-{path.replace('/', '_').replace('?', '_')}")
+                screenshot(pages[path], f"convergence-{step}-{path.split('token=')[0].replace('/', '_').replace('?', '_')}")
             if diverged:
                 report = "\n".join(
                     f"{path}:\n  only in a fresh load: {sorted(set(want) - set(have))[:20]}\n"
                     f"  only on the live page: {sorted(set(have) - set(want))[:20]}"
                     for path, (want, have) in diverged.items())
                 pytest.fail(f"not converged after {done} (seed {SEED}, left out {sorted(excluded)}):\n{report}")
+            print(f"step {step}: {done[-1]}: open pages settled {last_change - started:.2f} s after it")
         print(f"converged after each of {done}")
         browser.close()
     assert errors == [], errors

@@ -20,7 +20,7 @@ def test_grid_renders_cells_with_hooks_and_the_tray(client) -> None:  # type: ig
     html = client.get("/").content.decode()
     cells = re.findall(r'data-cell-id="([^"]+)" data-zone="([^"]+)"', html)
     assert cells == [("cell-1", "z1"), ("cell-2", "z1"), ("cell-3", "z2"), ("cell-4", "z2")]
-    assert 'ws-connect="/ws/live/?view=grid"' in html
+    assert 'ws-connect="/ws/live/?view=grid&amp;epoch=' in html
     assert "awaiting auction" in html
     for ident in ("lrp-a.0", "lrp-a.2", "lrp-b.1"):
         assert f'data-instance="{ident}"' in html

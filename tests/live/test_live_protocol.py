@@ -204,3 +204,48 @@ async def test_a_huge_lrps_table_goes_in_messages_under_daphnes_limit() -> None:
     assert all(f'id="lrp-app-{i:05d}-' in joined for i in range(1500))
     assert joined.index('id="lrp-table"') < joined.index('hx-swap-oob="beforeend:#lrp-rows"')
     await communicator.disconnect()
+
+
+@pytest.mark.asyncio
+async def test_another_worlds_frame_never_reaches_a_page_it_sends_the_epoch_instead() -> None:
+    """dashboard.md L1, L4 (the world epoch): a page drawn for epoch E is never given a frame
+    rendered in another epoch (its cells are not on the page); it gets the new epoch once,
+    and reloads itself. Frames of its own epoch pass."""
+    from auction.selectors.clock import world_epoch
+
+    await sync_to_async(_cells)(4, zones=2)
+    epoch = await sync_to_async(world_epoch)()
+    communicator, _ = await _connect(f"/ws/live/?view=grid&mode=full&epoch={epoch}")
+    layer = get_channel_layer()
+    known = await sync_to_async(group_seq)("tray")
+    for n, (stamp, text) in enumerate(((epoch + 1, "new world"), (epoch + 1, "newer"), (epoch, "own"))):
+        await layer.group_send("w.main.tray", {
+            "type": "live.frame", "topic": "tray", "seq": known + 1 + n, "part": 0, "parts": 1,
+            "epoch": stamp, "data": f'<aside id="tray" hx-swap-oob="true">{text}</aside>'.encode()})
+    received = ""
+    while "own" not in received:
+        received += await communicator.receive_from(timeout=5)
+    assert "new world" not in received and "newer" not in received
+    assert received.count(f'id="world-epoch" data-epoch="{epoch + 1}"') == 1
+    await communicator.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_frames_carry_the_epoch_they_were_rendered_in(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A tick's frames are stamped with the world epoch; a tick that straddled a new epoch is
+    stamped with the new one and its keys are rendered again at the next tick."""
+    import auction.selectors.clock as clock_selectors
+    from auction.live.coalescer import Coalescer, take_dirty
+    from auction.live.publish import mark_dirty, state_redis
+
+    _cells(2, zones=1)
+    take_dirty(state_redis())
+    mark_dirty("cell:cell-0", "tray")
+    tick = Coalescer(only_watched=False).tick()
+    assert tick.frames and {m["epoch"] for _, m in tick.frames} == {clock_selectors.world_epoch()}
+    epochs = iter((7, 8))
+    monkeypatch.setattr(clock_selectors, "world_epoch", lambda: next(epochs))
+    mark_dirty("cell:cell-0")
+    tick = Coalescer(only_watched=False).tick()
+    assert {m["epoch"] for _, m in tick.frames} == {8}
+    assert {"cell:cell-0"} <= take_dirty(state_redis())

@@ -144,7 +144,7 @@ def test_page_renders_every_section_with_hooks(client) -> None:  # type: ignore[
     seed()
     clock_pause()
     html = client.get("/lrps/").content.decode()
-    assert 'ws-connect="/ws/live/?view=lrps"' in html
+    assert 'ws-connect="/ws/live/?view=lrps&amp;epoch=' in html
     assert "Extras are retired only while their domain is fresh; missing instances are created regardless." in html
     assert re.search(r'<tbody id="lrp-lrp-a" data-lrp="lrp-a"', html)
     assert 'data-instance="lrp-b.1" data-presence="ORDINARY" data-state="UNCLAIMED"' in html
