@@ -49,13 +49,17 @@ td.best { color: var(--ok); font-weight: 600; }
 .params { font-size: .8rem; color: var(--muted); margin: 0; display: flex; flex-wrap: wrap; gap: .1rem .9rem; }
 .params dt { display: inline; }
 .params dd { display: inline; margin: 0 0 0 .3rem; color: var(--text); overflow-wrap: anywhere; }
-.figs { display: grid; gap: .6rem; grid-template-columns: repeat(auto-fit, minmax(min(100%, 300px), 1fr)); }
+.figs { display: grid; gap: .6rem; grid-template-columns: repeat(auto-fit, minmax(min(100%, 320px), 1fr)); }
 svg.fig { display: block; width: 100%; height: auto; max-width: 100%; }
 svg.legend { width: auto; }
+.cells-wrap { overflow-x: auto; }
+svg.cells { min-width: 520px; }
+.figs svg.fig { max-width: 400px; }
 .fig .ax { stroke: var(--muted); stroke-width: 1; }
 .fig .grid { stroke: var(--line); stroke-width: .6; }
-.fig .tick, .fig .lbl { fill: var(--muted); font-size: 9px; }
-.fig .axis { fill: var(--text); font-size: 10px; }
+.fig .tick, .fig .lbl { fill: var(--muted); font-size: 10px; }
+.cells .lbl { font-size: 9px; }
+.fig .axis { fill: var(--text); font-size: 11px; }
 .fig .zname { fill: var(--text); font-size: 10px; font-weight: 600; }
 .fig .bar { fill: var(--accent); }
 .fig .zone-0 { fill: var(--zone-a); }
@@ -206,8 +210,9 @@ def card_html(card: Card, until: float) -> str:
     m = card.metrics
     out.append(f'<p class="note">{m.placed} placed, {m.unplaced} unplaced, {m.auctions} auctions; '
                f'distribution score {num(m.distribution_initial, 3)} → {num(m.distribution_final, 3)}</p>')
-    out.append("<h3>Cells</h3>")
+    out.append('<h3>Cells</h3><div class="cells-wrap">')
     out.append(cells_svg(card))
+    out.append("</div>")
     ident = card.ident
     out.append('<div class="figs"><div><h3>Wait time</h3>')
     out.append(histogram(f"wait-{ident}", card.waits, f"Wait time histogram, {card.label}",

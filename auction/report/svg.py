@@ -43,11 +43,12 @@ def nice_step(span: float, target: int = 5) -> float:
     return 10.0 * power
 
 
-def ticks(low: float, high: float, target: int = 5) -> list[float]:
-    """Tick values from ``low`` rounded down to at least ``high``, on a 1-2-5 step."""
+def ticks(low: float, high: float, target: int = 5, min_step: float = 0.0) -> list[float]:
+    """Tick values from ``low`` rounded down to at least ``high``, on a 1-2-5 step of at
+    least ``min_step`` (1 for a count, so no tick falls between two whole numbers)."""
     if high <= low:
         high = low + 1.0
-    step = nice_step(high - low, target)
+    step = max(nice_step(high - low, target), min_step)
     start = math.floor(low / step + 1e-9) * step
     out: list[float] = []
     value = start
@@ -156,7 +157,7 @@ def histogram_bins(values: Sequence[float], target: int = 10) -> list[Bin]:
 
 
 def histogram(ident: str, values: Sequence[float], title: str, x_label: str, y_label: str,
-              width: float = 360, height: float = 190) -> str:
+              width: float = 320, height: float = 180) -> str:
     """Counts of ``values`` per bin as bars, with axes, tick values and labelled units."""
     bins = histogram_bins(values)
     desc = (f"{len(values)} values; " + ", ".join(
@@ -167,7 +168,7 @@ def histogram(ident: str, values: Sequence[float], title: str, x_label: str, y_l
         return "".join(out) + "</svg>"
     top = max(b.count for b in bins)
     frame = Frame(48, 10, width - 60, height - 52, [bins[0].low] + [b.high for b in bins],
-                  ticks(0, top, 4) if top > 4 else [float(i) for i in range(top + 1)])
+                  ticks(0, top, 4, 1.0))
     shown = frame.x_ticks
     if len(shown) > 8:  # label every other edge, the last one kept, so labels stay apart
         shown = shown[::2] if len(shown) % 2 else shown[:-1:2] + shown[-1:]
@@ -189,7 +190,7 @@ class Series:
 
 
 def line_plot(ident: str, series: Sequence[Series], title: str, x_label: str, y_label: str,
-              width: float = 360, height: float = 170, y_places: int = 3,
+              width: float = 320, height: float = 160, y_places: int = 3,
               x_max: float | None = None) -> str:
     """One or more series as lines with a dot per point, axes with units, and a legend."""
     points = [p for s in series for p in s.points]
@@ -202,7 +203,7 @@ def line_plot(ident: str, series: Sequence[Series], title: str, x_label: str, y_
     x_high = max(x_max if x_max is not None else 0.0, max(x for x, _ in points))
     y_high = max(y for _, y in points)
     frame = Frame(48, 22 if len(series) > 1 else 10, width - 60, height - (64 if len(series) > 1 else 52),
-                  ticks(0, x_high, 6), ticks(0, y_high if y_high > 0 else 1, 4))
+                  ticks(0, x_high, 6), ticks(0, y_high if y_high > 0 else 1, 4, 1.0 if y_places == 0 else 0.0))
     out.append(axes(frame, x_label, y_label, x_places=0, y_places=y_places))
     for number, s in enumerate(series):
         if not s.points:

@@ -143,6 +143,12 @@ def test_every_card_and_figure_is_there_with_a_title_plans_md_4_5(az_loss: str) 
         for fig in ("cells", "wait", "dist", "skew"):
             assert f"{fig}-{kind}-t" in ids, (fig, kind)
     assert len(doc.svgs) == 4 * len(ALL) + 1  # and the colour legend
+    # A count axis (the skew, the histogram's items) has whole-number ticks only.
+    for fig in ("skew", "wait"):
+        svg = az_loss[az_loss.index(f'id="{fig}-diego-t"'):]
+        svg = svg[:svg.index("</svg>")]
+        labels = re.findall(r'text-anchor="end">([^<]*)</text>', svg)
+        assert labels and all(t.isdigit() for t in labels) and len(set(labels)) == len(labels), labels
     assert len(ids) == len(doc.svgs)  # ids unique in the document
 
 
@@ -243,6 +249,7 @@ def test_svg_helpers_numbers_ticks_bins_and_escaping_plans_md_4_6() -> None:
         "0", "0", "0", "2.5", "2", "0.33", "0"]
     assert ticks(0, 600, 6) == [0, 100, 200, 300, 400, 500, 600]
     assert ticks(0, 0.37, 4) == [0, 0.1, 0.2, 0.3, 0.4]
+    assert ticks(0, 2, 4) == [0, 0.5, 1, 1.5, 2] and ticks(0, 2, 4, 1.0) == [0, 1, 2]
     bins = histogram_bins([0, 0, 1.5, 3, 10])
     assert (bins[0].low, bins[-1].high, len(bins)) == (0, 10, 10)
     assert [b.count for b in bins] == [2, 1, 0, 1, 0, 0, 0, 0, 0, 1]
