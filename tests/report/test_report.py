@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -97,6 +98,21 @@ def test_same_inputs_give_the_same_bytes_plans_md_4() -> None:
     second = comparison_report("az-loss", specs("diego", "random"), until=600, seed=7)
     assert first == second
     assert comparison_report("az-loss", specs("diego", "random"), until=600, seed=8) != first
+
+
+def test_same_bytes_across_processes_and_hash_seeds_plans_md_4_6(tmp_path: Path) -> None:
+    """plans.md 4.6: two processes with different string hash seeds write the same file
+    (no set or dict order leaks into it)."""
+    files = []
+    for hash_seed in ("1", "2"):
+        out = tmp_path / f"r{hash_seed}.html"
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        run = subprocess.run([sys.executable, "manage.py", "report", "boulders-pebbles", "--strategies",
+                              "diego,dea,random", "--until", "300", "-o", str(out)], cwd=REPO, env=env,
+                             capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        files.append(out.read_bytes())
+    assert files[0] == files[1] and len(files[0]) > 1000
 
 
 def test_sampling_changes_nothing_the_run_does_plans_md_4() -> None:
