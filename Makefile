@@ -50,7 +50,7 @@ test-fast: $(STAMP)
 
 # mypy checks these packages (the pure core), each as strictly as its
 # [[tool.mypy.overrides]] block in pyproject.toml says; tests/test_lint.py runs the same.
-MYPY_PACKAGES := auction/engine auction/bbs auction/sim auction/scenarios auction/otto
+MYPY_PACKAGES := auction/engine auction/bbs auction/sim auction/scenarios auction/otto auction/report
 
 lint: $(STAMP)
 	@$(BIN)/ruff check .

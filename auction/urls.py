@@ -34,6 +34,7 @@ urlpatterns = [
     path("panel/cell/<str:cell_id>/", panel.cell_panel, name="panel-cell"),
     path("panel/cell/<str:cell_id>/<str:action>/", panel.cell_action, name="panel-cell-action"),
     path("compare/", compare.compare_page, name="compare"),
+    path("compare/report/", compare.compare_report, name="compare-report"),
     path("otto/", otto.otto_board, name="otto"),
     path("favicon.ico", RedirectView.as_view(url="/static/img/favicon.svg", permanent=True)),
 ]

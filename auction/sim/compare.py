@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from auction.engine import STRATEGIES, AuctionConfig, ObjectiveConfig, validate_objective
 from auction.scenarios import Scenario, ScenarioError
 from auction.sim.memory import World
-from auction.sim.quality import RunMetrics, best_values, run_metrics
+from auction.sim.quality import QualitySample, RunMetrics, best_values, quality_sample, run_metrics
 from auction.sim.scenario import world_from_scenario
 
 MIN_PANES, MAX_PANES = 2, 4
@@ -66,6 +66,8 @@ class Pane:
     world: World | None = None
     metrics: RunMetrics | None = None
     error: str = ""
+    #: The cluster's spread at evenly spaced instants, when ``compare(samples=...)`` asks.
+    series: list[QualitySample] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -108,8 +110,20 @@ def pane_config(base: AuctionConfig, spec: PaneSpec) -> AuctionConfig:
                    objective=spec.objective, go_compat=spec.go_compat)
 
 
+def sample_instants(until: float, samples: int) -> list[float]:
+    """``samples`` evenly spaced instants after 0 up to ``until``, and 0 itself."""
+    if samples <= 0:
+        return []
+    if until <= 0:
+        return [0.0]
+    return [until if i == samples else until * i / samples for i in range(samples + 1)]
+
+
 def compare(scenario: Scenario | str, specs: Sequence[PaneSpec], *, seed: int | None = None,
-            until: float = 60.0) -> Comparison:
+            until: float = 60.0, samples: int = 0) -> Comparison:
+    """Run every pane to ``until``. With ``samples`` > 0 each pane stops at
+    ``sample_instants`` on the way to record its spread (the driver is event-driven, so
+    stopping changes nothing the run does: tests/report check the metrics are equal)."""
     if not MIN_PANES <= len(specs) <= MAX_PANES:
         raise CompareError(f"choose {MIN_PANES} to {MAX_PANES} strategies, got {len(specs)}")
     if not math.isfinite(until) or not 0 <= until <= MAX_UNTIL_S:
@@ -127,8 +141,12 @@ def compare(scenario: Scenario | str, specs: Sequence[PaneSpec], *, seed: int | 
             panes.append(Pane(spec, error=str(exc)))
             continue
         world = base.clone(config=config)
+        series: list[QualitySample] = []
+        for at in sample_instants(until, samples):
+            world.run_until(at)
+            series.append(quality_sample(world))
         world.run_until(until)
-        panes.append(Pane(spec, world, run_metrics(world)))
+        panes.append(Pane(spec, world, run_metrics(world), series=series))
     from auction import scenarios
 
     loaded = loaded or scenarios.load(str(scenario))

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from auction.bbs import types as core
 from auction.engine import (
     AuctionResult,
     CellState,
@@ -154,6 +155,39 @@ def run_metrics(world: World) -> RunMetrics:
         communications=world.communications, auctions=len(world.auctions),
         instances_per_cell={s.cell_id: len(s.lrps) for s in states},
     )
+
+
+@dataclass(frozen=True, slots=True)
+class QualitySample:
+    """The whole cluster's spread at one sim instant (plans.md 4: the report card's line
+    plot): the distribution score and the worst zone skew as ``run_metrics`` measures them."""
+
+    at: float
+    distribution: float
+    worst_skew: int
+
+
+def quality_sample(world: World) -> QualitySample:
+    states = world.cell_states(sorted(world.cells.values(), key=lambda c: (c.zone, c.index, c.cell_id)))
+    return QualitySample(world.now, distribution_score(memory_in_use(states)), zone_skew(states).worst_skew)
+
+
+def unplaced_by_reason(world: World) -> list[tuple[str, list[str]]]:
+    """Unplaced work by reason (dashboard.md G6), reasons sorted: the exact placement
+    error, "awaiting auction", or "back-off" (CRASHED, waiting for its restart); each
+    with the instance ids or task guids in it, in guid order."""
+    groups: dict[str, list[str]] = {}
+    for row in sorted(world.rows.values(), key=lambda r: (r.process_guid, r.index)):
+        if row.presence != core.ORDINARY:
+            continue
+        if row.state == core.UNCLAIMED:
+            groups.setdefault(row.placement_error or "awaiting auction", []).append(core.lrp_id(row.key))
+        elif row.state == core.CRASHED:
+            groups.setdefault("back-off", []).append(core.lrp_id(row.key))
+    for guid, sim_task in sorted(world.tasks.items()):
+        if sim_task.task.state == core.PENDING:
+            groups.setdefault(sim_task.task.rejection_reason or "awaiting auction", []).append(guid)
+    return sorted(groups.items())
 
 
 def best_values(metrics: Sequence[RunMetrics]) -> dict[str, float]:

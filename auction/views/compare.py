@@ -7,6 +7,7 @@ worlds are seeded and rebuilt per request, never kept on the server.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import defaultdict
 from typing import Any
@@ -17,6 +18,7 @@ from django.shortcuts import render
 from auction import scenarios
 from auction.bbs import types as core
 from auction.engine import ObjectiveConfig
+from auction.report import comparison_report
 from auction.selectors.clock import clock_view
 from auction.selectors.palette import app_colour, app_pattern
 from auction.sim.clock import format_sim_time
@@ -33,6 +35,7 @@ from auction.sim.compare import (
     parse_strategies,
 )
 from auction.sim.memory import World
+from auction.sim.quality import unplaced_by_reason
 
 DEFAULT_STRATEGIES = ("diego", "dea", "objective", "random")
 DEFAULT_SCENARIO = "cold-start"
@@ -68,6 +71,41 @@ def _specs(request: HttpRequest, names: list[str]) -> list[PaneSpec]:
                       objective=objective) for name in names]
 
 
+def _names(request: HttpRequest) -> list[str]:
+    return parse_strategies(request.GET.getlist("strategies") or [",".join(DEFAULT_STRATEGIES)])
+
+
+def _inputs(request: HttpRequest) -> tuple[str, list[PaneSpec], int | None, float]:
+    """Scenario, panes, seed and sim time from the URL (``CompareError`` says what is wrong)."""
+    params = request.GET
+    names = _names(request)
+    name = params.get("scenario", DEFAULT_SCENARIO)
+    if name not in scenarios.available():
+        raise CompareError(f"unknown scenario {name!r}; known: {', '.join(scenarios.available())}")
+    seed_raw = params.get("seed", "").strip()
+    digits = seed_raw.lstrip("-")
+    if seed_raw and not (digits.isascii() and digits.isdigit()):  # "²".isdigit() too
+        raise CompareError(f"seed: expected an integer, got {seed_raw[:40]!r}")
+    seed = int(seed_raw) if seed_raw else None
+    until = _number(request, "t", 60.0)
+    return name, _specs(request, names), seed, until
+
+
+def compare_report(request: HttpRequest) -> HttpResponse:
+    """The comparison the same URL shows on ``/compare/``, as the report card (plans.md 4):
+    a self-contained HTML attachment, byte-identical for the same inputs."""
+    try:
+        name, specs, seed, until = _inputs(request)
+        html = comparison_report(name, specs, seed=seed, until=until)
+    except CompareError as exc:
+        return HttpResponse(f"{exc}\n", status=400, content_type="text/plain; charset=utf-8")
+    digest = hashlib.sha256(html.encode("utf-8")).hexdigest()[:12]
+    response = HttpResponse(html, content_type="text/html; charset=utf-8")
+    kinds = "-".join(s.kind for s in specs)
+    response["Content-Disposition"] = f'attachment; filename="report-{name}-{kinds}-{digest}.html"'
+    return response
+
+
 def compare_page(request: HttpRequest) -> HttpResponse:
     params = request.GET
     context: dict[str, Any] = {
@@ -76,18 +114,8 @@ def compare_page(request: HttpRequest) -> HttpResponse:
     }
     status = 200
     try:
-        names = parse_strategies(params.getlist("strategies") or [",".join(DEFAULT_STRATEGIES)])
-        context["chosen"] = names
-        name = params.get("scenario", DEFAULT_SCENARIO)
-        if name not in scenarios.available():
-            raise CompareError(f"unknown scenario {name!r}; known: {', '.join(scenarios.available())}")
-        seed_raw = params.get("seed", "").strip()
-        digits = seed_raw.lstrip("-")
-        if seed_raw and not (digits.isascii() and digits.isdigit()):  # "²".isdigit() too
-            raise CompareError(f"seed: expected an integer, got {seed_raw[:40]!r}")
-        seed = int(seed_raw) if seed_raw else None
-        until = _number(request, "t", 60.0)
-        specs = _specs(request, names)
+        context["chosen"] = _names(request)
+        name, specs, seed, until = _inputs(request)
         result = compare(name, specs, seed=seed, until=until)
         context.update(_read_model(result, params))
     except CompareError as exc:
@@ -109,8 +137,11 @@ def _read_model(result: Comparison, params: Any) -> dict[str, Any]:
         query["t"] = f"{max(0.0, t):g}"
         return "?" + query.urlencode()
 
+    report = base.copy()
+    report["t"] = f"{result.until:g}"
     return {
         "cmp": result,
+        "report_link": "?" + report.urlencode(),
         "now_text": format_sim_time(result.until),
         "step_links": [(f"+{s} s", at(result.until + s)) for s in STEPS],
         "reset_link": at(0),
@@ -174,19 +205,7 @@ def _grid(world: World) -> list[dict[str, Any]]:
 
 
 def _tray(world: World) -> tuple[list[dict[str, Any]], int]:
-    """Unplaced work by reason (dashboard.md G6): exact placement error, awaiting auction,
-    back-off (CRASHED waiting for its restart)."""
-    groups: dict[str, list[str]] = defaultdict(list)
-    for row in sorted(world.rows.values(), key=lambda r: (r.process_guid, r.index)):
-        if row.presence != core.ORDINARY:
-            continue
-        if row.state == core.UNCLAIMED:
-            groups[row.placement_error or "awaiting auction"].append(core.lrp_id(row.key))
-        elif row.state == core.CRASHED:
-            groups["back-off"].append(core.lrp_id(row.key))
-    for guid, sim_task in sorted(world.tasks.items()):
-        if sim_task.task.state == core.PENDING:
-            groups[sim_task.task.rejection_reason or "awaiting auction"].append(guid)
+    """Unplaced work by reason (dashboard.md G6), as ``unplaced_by_reason`` groups it."""
     tray = [{"reason": reason, "count": len(items), "chips": items[:TRAY_CHIPS],
-             "more": max(0, len(items) - TRAY_CHIPS)} for reason, items in sorted(groups.items())]
+             "more": max(0, len(items) - TRAY_CHIPS)} for reason, items in unplaced_by_reason(world)]
     return tray, sum(g["count"] for g in tray)

@@ -10,6 +10,7 @@ from auction.engine import ObjectiveConfig
 from auction.sim.compare import (
     METRIC_ROWS,
     CompareError,
+    PaneSpec,
     compare,
     metric_text,
     pane_spec,
@@ -35,14 +36,19 @@ class Command(BaseCommand):
         for name in ("alpha", "beta", "gamma", "delta"):
             parser.add_argument(f"--{name}", type=float, default=getattr(default, name))
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def specs(self, options: dict[str, Any]) -> list[PaneSpec]:
+        """The panes the options ask for (``CompareError`` for an unknown strategy); the
+        ``report`` command reads the same options."""
         objective = ObjectiveConfig(options["objective"], options["alpha"], options["beta"],
                                     options["gamma"], options["delta"])
+        names = parse_strategies([options["strategies"]])
+        return [pane_spec(n, starting_container_weight=options["starting_container_weight"],
+                          bin_pack_first_fit_weight=options["bin_pack_first_fit_weight"],
+                          objective=objective) for n in names]
+
+    def handle(self, *args: Any, **options: Any) -> None:
         try:
-            names = parse_strategies([options["strategies"]])
-            specs = [pane_spec(n, starting_container_weight=options["starting_container_weight"],
-                               bin_pack_first_fit_weight=options["bin_pack_first_fit_weight"],
-                               objective=objective) for n in names]
+            specs = self.specs(options)
             result = compare(options["scenario"], specs, seed=options["seed"], until=options["until"])
         except CompareError as exc:
             raise CommandError(str(exc)) from None
