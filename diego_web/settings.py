@@ -175,7 +175,10 @@ REDIS_STATE_URL = _redis.redis_py(DB_STATE)
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [_redis.channels_host(DB_CHANNELS)], "capacity": 100, "expiry": 60},
+        # redis-py refuses (not waits) past its pool's 100 connections: a room of 200 pages
+        # connecting or closing at once takes one each for a moment (group add/discard).
+        "CONFIG": {"hosts": [{**_redis.channels_host(DB_CHANNELS), "max_connections": 2000}],
+                   "capacity": 100, "expiry": 60},
     },
     # Otto's event bus (otto.md 2): list-backed queues; bids and inboxes hold more.
     "otto": {

@@ -121,3 +121,17 @@ def redis_channel_layer(redis_socket: str, settings) -> Iterator[None]:  # type:
     yield
     channel_layers.backends.clear()
 
+
+
+@pytest.fixture(autouse=True)
+def _live_memory_forgotten() -> Iterator[None]:
+    """What the in-process coalescer last sent, and the shared snapshots, belong to the
+    previous test's database: a test starts as a freshly started daphne would."""
+    yield
+    from auction.live import snapshots
+    from auction.live.coalescer import runner
+
+    runner.coalescer.sent.clear()
+    runner.coalescer.feed_sent.clear()
+    runner.coalescer.held.clear()
+    snapshots.clear()

@@ -24,6 +24,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import re
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -54,6 +55,8 @@ TICK_S = 0.25
 FRAME_LIMIT = 256 * 1024
 # Zone tiles summarise a whole zone; once a second is live enough (G8).
 TILE_INTERVAL_S = 1.0
+# Cheap to render and what a viewer watches for: sent before the rest of a tick.
+FIRST = frozenset({"cell", "zone", "tile", "tray", "clock", "epoch", "html", "msg"})
 LEADER_TTL_S = 3.0
 # Between fragments in a frame: lets a consumer cut a frame into websocket messages on
 # element boundaries (daphne refuses messages over 1 MiB). A comment, so harmless in HTML.
@@ -75,6 +78,7 @@ class Tick:
     renders: dict[str, int] = field(default_factory=dict)  # dirty key -> times rendered
     deferred: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # nobody watches their group
+    unchanged: int = 0  # renders equal to what their group was last sent
 
 
 def take_dirty(client: redis.Redis | None = None) -> set[str]:
@@ -143,27 +147,55 @@ def _topic_of_key(prefix: str, arg: str, zones: dict[str, str]) -> str | None:
 class Coalescer:
     def __init__(self, *, only_watched: bool = True) -> None:
         self.tile_sent: dict[str, float] = {}
+        self.held: set[str] = set()  # taken by a partial tick, rendered by the next one
+        # (topic, element id) -> hash of the HTML last sent: a render equal to it is not sent
+        # again (a placement re-renders the metrics and the feed; often they did not change).
+        self.sent: dict[tuple[str, str], int] = {}
+        self.feed_sent: dict[str, dict[str, int]] = {}  # topic -> feed row id -> hash
         # Skip elements of groups nobody joined (a 10,000-placement burst seen only in
         # zones mode renders tiles, not 1,000 cells). Off for benchmarks of rendering.
         self.only_watched = only_watched
 
-    def tick(self, now: float | None = None) -> Tick:
-        """Take the dirty set and render it: one render per dirty key (L3)."""
+    def _unchanged(self, topic: str, html: str) -> bool:
+        """True when this element's render equals what was last sent to its group."""
+        ident = _root_id(html)
+        if ident is None or SEP in html:
+            return False  # several elements (or none named): always sent
+        digest = hash(html)
+        key = (topic, ident)
+        if self.sent.get(key) == digest:
+            return True
+        self.sent[key] = digest
+        return False
+
+    def tick(self, now: float | None = None, only: frozenset[str] | None = None) -> Tick:
+        """Take the dirty set and render it: one render per dirty key (L3).
+
+        ``only``: render just the keys with these prefixes now and hold the rest for the
+        next call (the runner sends the grid's blocks before it renders the metrics, the
+        feed and the tables, which take longer).
+        """
         from auction.selectors.clock import world_epoch
 
         now = time.monotonic() if now is None else now
         client = state_redis()
-        taken = take_dirty(client)
+        taken = take_dirty(client) | self.held
+        self.held = set()
+        if only is not None:
+            self.held = {k for k in taken if k.partition(":")[0] not in only}
+            taken -= self.held
         epoch = world_epoch() if taken else 0
         keys, zones = _expand(taken)
         watched = watched_topics(client) if self.only_watched else None
         result = Tick()
         by_prefix: dict[str, list[str]] = defaultdict(list)
+        unwatched: set[str] = set()
         for key in sorted(keys):
             prefix, _, arg = key.partition(":")
             topic = _topic_of_key(prefix, arg, zones)
             if watched is not None and topic is not None and topic not in watched:
                 result.skipped.append(key)
+                unwatched.add(topic)
                 continue
             if prefix == "tile" and now - self.tile_sent.get(arg, -1e9) < TILE_INTERVAL_S:
                 result.deferred.append(key)
@@ -171,6 +203,12 @@ class Coalescer:
             by_prefix[prefix].append(arg)
         if result.deferred:
             mark_dirty(*result.deferred)
+        _count_unseen_changes(client, unwatched)
+        if unwatched:
+            # Pages that join later get snapshots, not what was sent: forget it.
+            self.sent = {k: v for k, v in self.sent.items() if k[0] not in unwatched}
+            for topic in unwatched:
+                self.feed_sent.pop(topic, None)
         pieces: dict[str, list[str]] = defaultdict(list)
         messages: list[tuple[str, dict[str, Any]]] = []
         for prefix, args in by_prefix.items():
@@ -191,6 +229,12 @@ class Coalescer:
                 log.warning("live: no renderer for dirty keys %s:*", prefix)
                 continue
             for topic, html in renderer(args):
+                if prefix == "feed":
+                    # Send what changed (L3): the rows new since the last frame, and the order.
+                    html = fragments.feed_delta(html, self.feed_sent.setdefault(topic, {}))
+                if self._unchanged(topic, html):
+                    result.unchanged += 1
+                    continue
                 pieces[topic].append(html)
             for arg in args:
                 result.renders[f"{prefix}:{arg}" if arg else prefix] = 1
@@ -212,6 +256,14 @@ class Coalescer:
         return result
 
 
+_ROOT_ID = re.compile(r'\s*<[a-zA-Z][^>]*?\sid="([^"]+)"')
+
+
+def _root_id(html: str) -> str | None:
+    match = _ROOT_ID.match(html)
+    return match.group(1) if match else None
+
+
 def numbered_frames(client: redis.Redis, topic: str, html: str,
                     epoch: int | None = None) -> list[tuple[str, dict[str, Any]]]:
     """One frame, or parts of at most FRAME_LIMIT bytes, each numbered in the group (L4)."""
@@ -228,6 +280,17 @@ def numbered_frames(client: redis.Redis, topic: str, html: str,
             "data": chunk,
         }))
     return out
+
+
+def _count_unseen_changes(client: redis.Redis, topics: set[str]) -> None:
+    """A group nobody watches is not rendered, but its number still moves: a number then
+    always names one state of the region (``snapshots``: renders are shared by number)."""
+    if not topics:
+        return
+    pipe = client.pipeline(transaction=False)
+    for topic in sorted(topics):
+        pipe.incr(f"{key_prefix()}:seq:{topic}")
+    pipe.execute()
 
 
 def group_seq(topic: str, client: redis.Redis | None = None) -> int:
@@ -305,8 +368,15 @@ def events_view_register(query: str) -> str:
 def _render_events(_: list[str]) -> list[tuple[str, str]]:
     client = state_redis()
     views = {k.decode(): v.decode() for k, v in client.hgetall(events_views_key()).items()}
+    watched = watched_topics(client)
+    # Views nobody watches any more are forgotten (a page re-registers its own), and their
+    # numbers move like every unwatched group's.
+    gone = {topic for topic in views if topic not in watched}
+    if gone:
+        client.hdel(events_views_key(), *sorted(gone))
+        _count_unseen_changes(client, gone)
     return [(topic, fragments.events_history_fragment(views[topic]))
-            for topic in sorted(watched_topics(client)) if topic in views]
+            for topic in sorted(watched) if topic in views]
 
 
 def _render_otto(_: list[str]) -> list[tuple[str, str]]:
@@ -362,9 +432,14 @@ class _Runner:
 
     def left(self) -> None:
         self.viewers = max(0, self.viewers - 1)
-        if self.viewers == 0 and self.task is not None:
-            self.task.cancel()
-            self.task = None
+        if self.viewers == 0:
+            # Nobody here renders changes now: renders kept for sharing would grow old.
+            from auction.live import snapshots
+
+            snapshots.clear()
+            if self.task is not None:
+                self.task.cancel()
+                self.task = None
 
     def _lead(self) -> bool:
         if self.lock is not None:
@@ -376,6 +451,9 @@ class _Runner:
                                       blocking=False, thread_local=False)
             if lock.acquire():
                 self.lock = lock
+                # What an earlier term sent may no longer be what the pages show.
+                self.coalescer.sent.clear()
+                self.coalescer.feed_sent.clear()
                 return True
         except redis.RedisError as exc:
             log.warning("live: coalescer lock: %s", exc)
@@ -389,10 +467,10 @@ class _Runner:
             pass
         self.lock = None
 
-    def _tick(self) -> list[tuple[str, dict[str, Any]]]:
+    def _tick(self, only: frozenset[str] | None = None) -> list[tuple[str, dict[str, Any]]]:
         if not self._lead():
             return []
-        return self.coalescer.tick().frames
+        return self.coalescer.tick(only=only).frames
 
     async def _run(self) -> None:
         import redis.asyncio as aredis
@@ -403,9 +481,12 @@ class _Runner:
             while True:
                 self.rate.record()
                 try:
-                    frames = await database_sync_to_async(self._tick)()
-                    for topic, message in frames:
-                        await layer.group_send(group(topic), message)
+                    # What a placement changes on the grid goes first (dashboard.md L3:
+                    # commit to pixel), then the rest of the same tick.
+                    for only in (FIRST, None):
+                        frames = await database_sync_to_async(self._tick)(only)
+                        for topic, message in frames:
+                            await layer.group_send(group(topic), message)
                 except asyncio.CancelledError:
                     raise
                 except Exception:  # noqa: BLE001 - one bad tick must not stop the live view

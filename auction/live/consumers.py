@@ -24,6 +24,7 @@ from auction.live.coalescer import SEP, group_seq, runner, viewers_change
 from auction.live.fragments import epoch_marker
 from auction.live.groups import group
 from auction.live.rate import RateWindow
+from auction.live.snapshots import region_snapshot
 from auction.live.views import LiveParams, region_html, topics_for
 
 MESSAGES_PER_S = 4
@@ -93,8 +94,9 @@ class LiveConsumer(AsyncWebsocketConsumer):
         """Regions as they are now; frames numbered up to here are already in them."""
         parts = []
         for topic in topics:
-            self.seq[topic] = group_seq(topic)
-            parts.append(region_html(topic, self.params))
+            seq = self.seq[topic] = group_seq(topic)
+            parts.append(region_snapshot((topic, self.params, seq),
+                                         lambda topic=topic: region_html(topic, self.params)))
         return SEP.join(p for p in parts if p)
 
     async def _send(self, html: str) -> None:

@@ -7,6 +7,8 @@ templates render the page, so a snapshot and a frame can never disagree (L1).
 
 from __future__ import annotations
 
+import re
+
 from django.template.loader import render_to_string
 
 from auction.selectors.clock import ClockView
@@ -103,11 +105,30 @@ def epoch_marker(epoch: int) -> str:
 
 def feed_fragment() -> str:
     """The newest feed rows (M2), into a hidden holder: the page decides whether to show
-    them or, while the feed is paused, to count them as "n new"."""
+    them or, while the feed is paused, to count them as "n new". All of them: a snapshot."""
     from auction.selectors.feed import feed_rows, newest_event_id
 
     return render_to_string("partials/feed_incoming.html",
-                            {"feed_rows": feed_rows(), "feed_newest": newest_event_id()})
+                            {"feed_rows": feed_rows(), "feed_newest": newest_event_id(), "full": True})
+
+
+FEED_ROW = re.compile(r'<li class="feed-row[^"]*" data-id="(\d+)"')
+
+
+def feed_delta(full: str, sent: dict[str, int]) -> str:
+    """A frame of the feed: the order of all rows (by id) but only the rows that are new or
+    changed since ``sent`` (row id -> hash of its HTML, updated here). The page keeps the
+    others; its snapshot, or a resync, was a full one (``feed_fragment``)."""
+    head, _, rest = full.partition(">")
+    body = rest[: rest.rfind("</div>")]
+    starts = [m.start() for m in FEED_ROW.finditer(body)]
+    rows = {FEED_ROW.match(body, a).group(1): body[a:b]  # type: ignore[union-attr]
+            for a, b in zip(starts, [*starts[1:], len(body)], strict=True)}
+    changed = [html for ident, html in rows.items() if sent.get(ident) != hash(html)]
+    sent.clear()
+    sent.update({ident: hash(html) for ident, html in rows.items()})
+    head = head.replace(' data-full="1"', "")
+    return f'{head} data-order="{" ".join(rows)}">{"".join(changed)}</div>'
 
 
 def events_history_fragment(query: str) -> str:

@@ -78,6 +78,42 @@
     });
   }
 
+  // A snapshot (data-full) carries every row; a frame carries the order of all rows by id
+  // and only the rows that are new or changed (dashboard.md L3: send what changed). Rows
+  // are kept here until shown, so a paused feed misses none of them.
+  var heldRows = {};
+  var heldOrder = null;
+  function absorb(incoming) {
+    var full = incoming.dataset.full === "1";
+    if (!full && incoming.dataset.order === undefined) return false;
+    if (full) heldRows = {};
+    var ids = [];
+    Array.prototype.forEach.call(incoming.querySelectorAll(".feed-row"), function (row) {
+      heldRows[row.dataset.id] = row;
+      ids.push(row.dataset.id);
+    });
+    heldOrder = full ? ids : (incoming.dataset.order ? incoming.dataset.order.split(" ") : []);
+    // The holder only carries rows here: emptied, the page is the size of a fresh load.
+    incoming.innerHTML = "";
+    delete incoming.dataset.order;
+    delete incoming.dataset.full;
+    return true;
+  }
+  function showHeld(list) {
+    if (heldOrder === null) return;
+    var shown = {};
+    Array.prototype.forEach.call(list.querySelectorAll(".feed-row"), function (row) { shown[row.dataset.id] = row; });
+    var rows = heldOrder.map(function (id) { return heldRows[id] || shown[id]; }).filter(Boolean);
+    if (rows.length) list.replaceChildren.apply(list, rows);
+    else list.innerHTML = '<li class="feed-empty">no events yet</li>';
+    heldRows = {};
+    heldOrder = null;
+  }
+  // Two feed frames in one message: the first is taken before the second replaces it.
+  document.addEventListener("htmx:oobBeforeSwap", function (e) {
+    var target = e.detail && e.detail.target;
+    if (target && target.id === "feed-incoming") absorb(target);
+  });
   function takeIncoming() {
     var incoming = document.getElementById("feed-incoming");
     var list = document.getElementById("feed-list");
@@ -85,16 +121,15 @@
     if (!incoming || !list) return;
     var newest = Number(incoming.dataset.newest || 0);
     if (!shownNewest) shownNewest = Number(list.dataset.newest || newest);
+    absorb(incoming);
     if (paused) {
       // Event ids count up one per stored event, so the gap is the number of new events.
       var fresh = Math.max(0, newest - shownNewest);
       if (badge) { badge.hidden = fresh === 0; badge.textContent = fresh + " new"; }
       return;
     }
-    if (incoming.children.length) {
-      list.innerHTML = incoming.innerHTML;
-      // The holder only carries rows here: emptied, the page is the size of a fresh load.
-      incoming.innerHTML = "";
+    if (heldOrder !== null) {
+      showHeld(list);
       shownNewest = newest;
       list.dataset.newest = String(newest);
       feedFilter();

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -123,7 +124,32 @@ def test_zone_tiles_update_at_most_once_a_second(clean_redis) -> None:
     mark_dirty("tile:z1")
     assert not [t for t, _ in coalescer.tick(now=100.5).frames if t == "zones"]
     assert clean_redis.sismember(dirty_set(), "tile:z1")  # deferred, not lost
-    assert [t for t, _ in coalescer.tick(now=101.1).frames if t == "zones"] == ["zones"]
+    assert "tile:z1" in coalescer.tick(now=101.1).renders
+
+
+def test_a_render_equal_to_what_its_group_was_sent_is_not_sent_again(clean_redis) -> None:
+    """dashboard.md L3 (send what changed): an element re-rendered unchanged is left out of
+    the frame; changed, it goes; a group nobody watched meanwhile gets it again."""
+    from auction.models import Cell
+
+    _seed()
+    coalescer = co.Coalescer(only_watched=False)
+    coalescer.tick()
+    mark_dirty("cell:cell-1")
+    tick = coalescer.tick()
+    assert tick.unchanged >= 1 and not [m for _, m in tick.frames if b'id="cell-' in m["data"]]
+    Cell.objects.filter(cell_id="cell-1").update(memory_mb=2048)
+    mark_dirty("cell:cell-1")
+    frames = coalescer.tick().frames
+    assert [m for _, m in frames if b"cell-1" in m["data"] and b"2048" in m["data"]]
+    coalescer.only_watched = True
+    co.viewers_change(["clock"], 1)
+    mark_dirty("cell:cell-1")
+    assert "cell:cell-1" in coalescer.tick().skipped
+    coalescer.only_watched = False
+    mark_dirty("cell:cell-1")
+    assert [m for _, m in coalescer.tick().frames if b"cell-1" in m["data"]]
+    co.viewers_change(["clock"], -1)
 
 
 def test_no_template_polls() -> None:
@@ -144,3 +170,23 @@ def test_groups_nobody_watches_are_not_rendered(clean_redis, counted) -> None:
     assert counted["tray:"] == 1 and {t for t, _ in tick.frames} == {"tray", "zones"}
     assert "cell:cell-1" in tick.skipped
     co.viewers_change(["zones", "tray", "clock"], -1)
+
+
+def test_feed_frames_carry_the_order_and_only_new_or_changed_rows(clean_redis) -> None:
+    """dashboard.md M2, L3: the feed's snapshot is whole; its frames name every row in
+    order but carry only the rows new or changed since the group's last frame."""
+    from auction.live.fragments import feed_delta, feed_fragment
+    from auction.services.events import event_record
+
+    for n in range(3):
+        event_record("clock_pause" if n % 2 else "cell_fail", float(n), key=f"k{n}", cell_id=f"cell-{n}")
+    full = feed_fragment()
+    assert 'data-full="1"' in full and full.count('class="feed-row') == 3
+    sent: dict[str, int] = {}
+    first = feed_delta(full, sent)
+    assert 'data-full' not in first and first.count('class="feed-row') == 3
+    event_record("zone_fail", 9.0, key="z1")
+    second = feed_delta(feed_fragment(), sent)
+    order = re.search(r'data-order="([^"]*)"', second).group(1).split()
+    assert len(order) == 4 and second.count('class="feed-row') == 1 and 'data-type="zone_fail"' in second
+    assert feed_delta(feed_fragment(), sent).count('class="feed-row') == 0

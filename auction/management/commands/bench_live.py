@@ -9,6 +9,11 @@
    stays live (a failed cell reaches its tile).
 3. A 10,000-placement auction on 1,000 cells: frames and bytes one browser receives,
    in zones mode and in dense mode, against the frames' cap of 4 per second.
+4. 200 viewers of a 1,500-block grid connecting at once: time to each one's first
+   snapshot (p50/p95/max), then the frames one of them gets while apps are desired and
+   placed one at a time (count, mean and max bytes).
+
+``--only latency,viewers`` runs some of them.
 
 The outer run makes a scratch var folder (SQLite + bundled Redis), starts redis-server and
 daphne there, and re-runs itself with ``--inner`` against them: nothing touches your own
@@ -63,6 +68,8 @@ class Command(BaseCommand):
         parser.add_argument("--samples", type=int, default=40)
         parser.add_argument("--instances", type=int, default=250_000)
         parser.add_argument("--placements", type=int, default=10_000)
+        parser.add_argument("--viewers", type=int, default=200)
+        parser.add_argument("--only", default="", help="comma-separated: latency, first_view, burst, viewers")
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["inner"]:
@@ -97,7 +104,8 @@ def outer(options: dict[str, Any]) -> str:
         _wait_http(url + "/grid/")
         argv = [python, "manage.py", "bench_live", "--inner", "--url", url,
                 "--samples", str(options["samples"]), "--instances", str(options["instances"]),
-                "--placements", str(options["placements"])]
+                "--placements", str(options["placements"]), "--viewers", str(options["viewers"]),
+                "--only", options["only"]]
         done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
         if done.returncode != 0:
             return done.stdout + done.stderr + "\n" + (var / "servers.log").read_text()[-3000:]
@@ -137,13 +145,116 @@ def inner(options: dict[str, Any]) -> dict[str, Any]:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=_chromium(), headless=True,
                                     args=["--no-sandbox", "--disable-gpu"])
+        only = set(filter(None, options["only"].split(","))) or {"latency", "first_view", "burst", "viewers"}
         try:
-            out["commit_to_block_100_cells"] = latency(browser, url, options["samples"])
-            out["first_view_1000_cells"] = first_view(browser, url, options["instances"])
-            out["burst_10000_placements"] = burst(browser, url, options["placements"])
+            if "latency" in only:
+                out["commit_to_block_100_cells"] = latency(browser, url, options["samples"])
+            if "first_view" in only:
+                out["first_view_1000_cells"] = first_view(browser, url, options["instances"])
+            if "burst" in only:
+                out["burst_10000_placements"] = burst(browser, url, options["placements"])
         finally:
             browser.close()
+    if "viewers" in only:
+        out["viewers_1500_blocks"] = viewers(url, options["viewers"])
     return out
+
+
+def _running(cell_ids: list[str], instances: int, per_app: int = 100, prefix: str = "app") -> None:
+    """``instances`` RUNNING instances spread round-robin over the cells (bulk rows)."""
+    from auction.models import ActualLRP, DesiredLRP
+
+    apps = max(1, instances // per_app)
+    DesiredLRP.objects.bulk_create(
+        (DesiredLRP(process_guid=f"{prefix}-{a:05d}", domain="cf-apps", instances=per_app,
+                    memory_mb=128, disk_mb=256) for a in range(apps)), batch_size=2000)
+    rows = []
+    for n in range(instances):
+        rows.append(ActualLRP(desired_id=f"{prefix}-{n // per_app:05d}", index=n % per_app,
+                              domain="cf-apps", state="RUNNING", cell_id=cell_ids[n % len(cell_ids)],
+                              instance_guid=f"g{n}", since=0.0))
+        if len(rows) == 10_000:
+            ActualLRP.objects.bulk_create(rows)
+            rows = []
+    ActualLRP.objects.bulk_create(rows)
+
+
+def _quantiles(values: list[float]) -> dict[str, float]:
+    values = sorted(values)
+    return {"p50": round(statistics.median(values), 3),
+            "p95": round(values[int(0.95 * (len(values) - 1))], 3), "max": round(values[-1], 3)}
+
+
+def viewers(url: str, count: int) -> dict[str, Any]:
+    """200 sockets on a 1,500-block grid: first snapshot times, then one viewer's frames."""
+    import asyncio
+
+    import re
+
+    import websockets
+
+    from auction.live.coalescer import SEP
+
+    from auction.services.lrps import desired_lrp_desire
+    from auction.services.sim import auctioneer_run
+
+    cell_ids = _cluster(100, 4, 32_768)
+    _running(cell_ids, 1500)
+    ws_url = url.replace("http://", "ws://") + "/ws/live/?view=grid&mode=full"
+
+    async def one() -> float:
+        started = time.perf_counter()
+        async with websockets.connect(ws_url, origin=url, max_size=None, open_timeout=300) as socket:
+            await socket.recv()
+            return time.perf_counter() - started
+
+    async def crowd() -> list[float]:
+        return list(await asyncio.gather(*(one() for _ in range(count))))
+
+    firsts = asyncio.run(crowd())
+
+    by_element: dict[str, int] = {}
+
+    async def watch_frames(seconds_quiet: float = 2.0) -> list[int]:
+        sizes: list[int] = []
+        async with websockets.connect(ws_url, origin=url, max_size=None, open_timeout=300) as socket:
+            await socket.recv()  # the snapshot
+            loop = asyncio.get_running_loop()
+            done = loop.run_in_executor(None, place_one_at_a_time)
+            while True:
+                try:
+                    message = await asyncio.wait_for(socket.recv(), seconds_quiet)
+                except TimeoutError:
+                    if done.done():
+                        break
+                    continue
+                text = message if isinstance(message, str) else message.decode()
+                sizes.append(len(text.encode()))
+                for piece in text.split(SEP):
+                    match = re.search(r'id="([^"]+)"', piece)
+                    name = re.sub(r"\d+", "N", match.group(1)) if match else piece[:20]
+                    by_element[name] = by_element.get(name, 0) + len(piece.encode())
+            await done
+        return sizes
+
+    def place_one_at_a_time() -> None:
+        from django.db import close_old_connections
+
+        for n in range(20):
+            desired_lrp_desire({"process_guid": f"frame-{n:03d}", "domain": "cf-apps", "instances": 2,
+                                "memory_mb": 256, "disk_mb": 256})
+            auctioneer_run()
+            time.sleep(0.3)
+        close_old_connections()
+
+    sizes = asyncio.run(watch_frames())
+    return {
+        "viewers": count, "blocks": 1500, "first_snapshot_s": _quantiles(firsts),
+        "target_first_snapshot_p95_s": 2.0,
+        "frames_while_placing_20_apps": {"frames": len(sizes), "mean_bytes": round(statistics.mean(sizes)) if sizes else 0,
+                                         "max_bytes": max(sizes, default=0),
+                                         "bytes_by_element": dict(sorted(by_element.items(), key=lambda kv: -kv[1])[:8])},
+    }
 
 
 def _chromium() -> str:
