@@ -388,7 +388,7 @@ def _render_epoch(_: list[str]) -> list[tuple[str, str]]:
 
 
 def _render_controls(_: list[str]) -> list[tuple[str, str]]:
-    return [("controls", fragments.control_choices_fragment())]
+    return [("controls", html) for html in fragments.control_choices_fragment().split(SEP)]
 
 
 def _render_auctions(_: list[str]) -> list[tuple[str, str]]:

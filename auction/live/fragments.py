@@ -86,9 +86,13 @@ def auction_list_fragment() -> str:
 def control_choices_fragment() -> str:
     """What the controls' dropdowns offer, now (``selectors.controls``): the page copies
     the options into its selects, keeping each one's choice (dashboard.js)."""
+    from auction.live.coalescer import SEP
     from auction.selectors.controls import control_choices
 
-    return render_to_string("partials/control_choices.html", {"control_choices": control_choices()})
+    html = render_to_string("partials/control_choices.html", {"control_choices": control_choices()})
+    # Two elements, each sent only when it changed (the coalescer compares element by element).
+    head, _, tail = html.partition("</div>")
+    return SEP.join((head.strip() + "</div>", tail.strip()))
 
 
 def epoch_fragment() -> str:

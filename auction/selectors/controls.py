@@ -50,6 +50,28 @@ class ControlChoices:
     chaos: list[ChaosGroup] = field(default_factory=list)
 
     @property
+    def crashable_compact(self) -> str:
+        """The crashable instances as ``guid:0-3,5 guid2:0``: a live frame carries this (a
+        few bytes an app), the page expands it into the instance field's suggestions."""
+        by_app: dict[str, list[int]] = {}
+        for ident in self.crashable:
+            guid, _, index = ident.rpartition(".")
+            by_app.setdefault(guid, []).append(int(index))
+        parts = []
+        for guid, indices in by_app.items():
+            runs: list[str] = []
+            start = prev = indices[0]
+            for i in [*indices[1:], None]:
+                if i is not None and i == prev + 1:
+                    prev = i
+                    continue
+                runs.append(f"{start}" if start == prev else f"{start}-{prev}")
+                if i is not None:
+                    start = prev = i
+            parts.append(f"{guid}:{','.join(runs)}")
+        return " ".join(parts)
+
+    @property
     def next_pass_in(self) -> float:
         return max(0.0, self.next_pass_at - self.clock.now)
 

@@ -155,11 +155,27 @@
   // --- the controls' dropdowns follow the cluster (cells, their states, apps, instances) --
   // The live frame carries the options in a hidden holder; each select takes them and
   // keeps the operator's current choice when it still exists.
+  // "web:0-2,5 api:0" → the options web.0 web.1 web.2 web.5 api.0
+  function expandInstances(compact) {
+    var out = [];
+    (compact || "").split(" ").filter(Boolean).forEach(function (app) {
+      var at = app.lastIndexOf(":"), guid = app.slice(0, at);
+      app.slice(at + 1).split(",").forEach(function (run) {
+        var ends = run.split("-").map(Number), last = ends.length > 1 ? ends[1] : ends[0];
+        for (var i = ends[0]; i <= last; i++) out.push('<option value="' + guid + "." + i + '"></option>');
+      });
+    });
+    return out.join("");
+  }
   function syncChoices() {
     var holder = document.getElementById("control-choices");
     if (!holder) return;
+    var crashable = document.getElementById("control-crashable");
     document.querySelectorAll("[data-choices]").forEach(function (target) {
-      var source = holder.querySelector('[data-kind="' + target.dataset.choices + '"]');
+      var kind = target.dataset.choices;
+      var source = kind === "crashable" && crashable
+        ? { innerHTML: expandInstances(crashable.dataset.instances) }
+        : holder.querySelector('[data-kind="' + kind + '"]');
       if (!source || target.innerHTML === source.innerHTML) return;
       var chosen = target.value;
       target.innerHTML = source.innerHTML;

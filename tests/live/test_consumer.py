@@ -14,8 +14,11 @@ ORIGIN = [(b"origin", b"http://127.0.0.1:8000")]
 
 
 async def test_snapshot_first_then_clock_frames() -> None:
-    """L1: the first frame is a snapshot; a beat tick then reaches the page's group."""
-    from auction.services.clock import clock_tick
+    """L1: the first frame is a snapshot; a beat tick of a running clock then reaches the
+    page's group (a tick that changes nothing sends nothing: L3)."""
+    from auction.services.clock import clock_reset, clock_tick
+
+    await sync_to_async(clock_reset)(0.0, paused=False)
 
     communicator = WebsocketCommunicator(application, "/ws/live/?view=grid", headers=ORIGIN)
     connected, _ = await communicator.connect()

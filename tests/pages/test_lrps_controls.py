@@ -189,3 +189,21 @@ def test_scenario_load_starts_a_new_convergence_epoch(operator) -> None:  # type
     assert (clock.next_convergence_at, clock.advanced_to) == (30.0, 0.0)
     # Only the new cluster's 5 instances and 2 tasks wait for an auction.
     assert PendingWork.objects.count() == 7
+
+
+def test_live_dropdowns_carry_crashable_instances_compactly(seeded) -> None:  # type: ignore[no-untyped-def]
+    """dashboard.md L3 (send what changed): the controls' choices go as two elements; the
+    instances that can be crashed as runs (``lrp-a:0-2``), a few bytes an app."""
+    from auction.live.coalescer import SEP
+    from auction.live.fragments import control_choices_fragment
+    from auction.selectors.controls import control_choices
+
+    auctioneer_run()
+    choices, crashable = control_choices_fragment().split(SEP)
+    assert choices.startswith('<div id="control-choices"') and 'data-kind="cells"' in choices
+    compact = control_choices().crashable_compact
+    assert crashable == f'<div id="control-crashable" hidden hx-swap-oob="true" data-instances="{compact}"></div>'
+    expanded = {f"{guid}.{i}" for app in compact.split() for guid, runs in [app.rsplit(":", 1)]
+                for run in runs.split(",")
+                for i in range(int(run.split("-")[0]), int(run.split("-")[-1]) + 1)}
+    assert expanded == set(control_choices().crashable) and expanded

@@ -188,13 +188,11 @@ def _quantiles(values: list[float]) -> dict[str, float]:
 def viewers(url: str, count: int) -> dict[str, Any]:
     """200 sockets on a 1,500-block grid: first snapshot times, then one viewer's frames."""
     import asyncio
-
     import re
 
     import websockets
 
     from auction.live.coalescer import SEP
-
     from auction.services.lrps import desired_lrp_desire
     from auction.services.sim import auctioneer_run
 
