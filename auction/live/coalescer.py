@@ -136,8 +136,7 @@ def _topic_of_key(prefix: str, arg: str, zones: dict[str, str]) -> str | None:
         return f"zone.{arg}"
     if prefix == "tile":
         return "zones"
-    if prefix in ("tray", "clock", "metrics", "feed", "lrps", "otto", "epoch", "controls",
-                  "auctions"):
+    if prefix in ("tray", "clock", "metrics", "feed", "otto", "epoch", "controls", "auctions"):
         return prefix
     if prefix in ("html", "msg"):
         return arg.split("|", 1)[0]
@@ -223,6 +222,16 @@ class Coalescer:
                         pieces[topic].append(value)
                     else:
                         messages.append((topic, json.loads(value)))
+                continue
+            if prefix == "lrps":
+                # Each watched page of desired vs actual: only its rows that changed (D1).
+                from auction.live.views import lrps_page_of
+
+                pages = ["lrps.p1"] if watched is None else [t for t in watched if t.startswith("lrps.p")]
+                for topic in sorted(pages):
+                    pieces[topic] += fragments.lrps_frame(
+                        lrps_page_of(topic), lambda html, topic=topic: self._unchanged(topic, html))
+                result.renders["lrps"] = 1
                 continue
             renderer = RENDERERS.get(prefix)
             if renderer is None:
@@ -345,8 +354,6 @@ def _render_feed(_: list[str]) -> list[tuple[str, str]]:
     return [("feed", fragments.feed_fragment())]
 
 
-def _render_lrps(_: list[str]) -> list[tuple[str, str]]:
-    return [("lrps", fragments.lrps_fragments())]
 
 
 def events_views_key() -> str:
@@ -402,7 +409,6 @@ register_renderer("controls", _render_controls)
 register_renderer("otto", _render_otto)
 register_renderer("metrics", _render_metrics)
 register_renderer("feed", _render_feed)
-register_renderer("lrps", _render_lrps)
 register_renderer("cell", _render_cells)
 register_renderer("zone", _render_zones)
 register_renderer("tile", _render_tiles)

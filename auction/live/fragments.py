@@ -8,6 +8,7 @@ templates render the page, so a snapshot and a frame can never disagree (L1).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from django.template.loader import render_to_string
 
@@ -42,24 +43,50 @@ def tray_fragment() -> str:
 
 
 LRP_ROWS_PER_FRAGMENT = 100
+# A row holds up to 500 instance lines (~150 KB): chunks stay well under a message's 900 KB.
+LRP_CHUNK_BYTES = 256 * 1024
 
 
-def lrps_fragments() -> str:
-    """Desired vs actual (dashboard.md D1-D5): the table, domains, convergence and tasks."""
+def lrps_fragments(page_number: int = 1) -> str:
+    """Desired vs actual (dashboard.md D1-D5), one page of it whole: the snapshot."""
     from auction.live.coalescer import SEP
+
+    return SEP.join(lrps_frame(page_number, lambda html: False))
+
+
+def lrps_frame(page_number: int, unchanged: Callable[[str], bool]) -> list[str]:
+    """The elements of one page of desired vs actual that ``unchanged`` does not know.
+
+    When the page's set of rows is the same (the table's shell, which names it, is
+    unchanged) only the rows that changed go, each swapped by its id. Otherwise the shell
+    goes, then every row appended in chunks: each chunk is its own fragment, and the
+    consumer packs fragments into messages under daphne's 1 MiB.
+    """
     from auction.selectors.lrps import lrps_page
 
-    page = lrps_page()
+    page = lrps_page(page=page_number)
     ctx = {"lrps": page, "conv": page.convergence, "oob": True, "chunked": True}
-    fragments = [render_to_string(name, ctx) for name in (
-        "lrps/table.html", "lrps/domains.html", "lrps/convergence.html", "lrps/tasks.html")]
-    # The table goes as its shell, then its rows appended in chunks: each chunk is its own
-    # fragment, and the consumer packs fragments into messages under daphne's 1 MiB.
-    for start in range(0, len(page.rows), LRP_ROWS_PER_FRAGMENT):
-        rows = "".join(render_to_string("lrps/row.html", {"row": row})
-                       for row in page.rows[start:start + LRP_ROWS_PER_FRAGMENT])
-        fragments.append(f'<table hx-swap-oob="beforeend:#lrp-rows">{rows}</table>')
-    return SEP.join(fragments)
+    out = [html for name in ("lrps/domains.html", "lrps/convergence.html", "lrps/tasks.html")
+           if not unchanged(html := render_to_string(name, ctx))]
+    shell = render_to_string("lrps/table.html", ctx)
+    singles = [render_to_string("lrps/row.html", {"row": row, "oob_row": True}) for row in page.rows]
+    if unchanged(shell):
+        return out + [html for html in singles if not unchanged(html)]
+    for html in singles:
+        unchanged(html)  # now on the page: what later frames compare with
+    out.append(shell)
+    chunk: list[str] = []
+    size = 0
+    for row in page.rows:
+        html = render_to_string("lrps/row.html", {"row": row})
+        if chunk and (len(chunk) == LRP_ROWS_PER_FRAGMENT or size + len(html) > LRP_CHUNK_BYTES):
+            out.append(f'<table hx-swap-oob="beforeend:#lrp-rows">{"".join(chunk)}</table>')
+            chunk, size = [], 0
+        chunk.append(html)
+        size += len(html)
+    if chunk:
+        out.append(f'<table hx-swap-oob="beforeend:#lrp-rows">{"".join(chunk)}</table>')
+    return out
 
 
 def metrics_fragment() -> str:

@@ -25,6 +25,8 @@ class LiveParams:
     zone: str = ""
     # The event history's filters and page, canonical (``type=…&app=…&cell=…&page=…``).
     events: str = ""
+    # The page of /lrps/ shown (dashboard.md D1).
+    page: int = 1
 
     @classmethod
     def parse(cls, query: dict[str, list[str]]) -> LiveParams:
@@ -34,7 +36,9 @@ class LiveParams:
         from auction.selectors.feed import events_query
 
         events = events_query({n: one(n, 200) for n in ("type", "app", "cell", "page")})
-        return cls(view=one("view") or "grid", mode=one("mode"), zone=one("zone"), events=events)
+        page = one("page", 9)
+        return cls(view=one("view") or "grid", mode=one("mode"), zone=one("zone"), events=events,
+                   page=int(page) if page.isdigit() and int(page) > 0 else 1)
 
 
 # view -> params -> topics it joins (sync: may read the zone list).
@@ -86,7 +90,8 @@ def kiosk_topics(params: LiveParams) -> list[str]:
 
 
 def lrps_topics(params: LiveParams) -> list[str]:
-    return ["clock", "lrps", "metrics", "feed", "presenter"]
+    """Desired vs actual joins the group of its page of LRPs (``lrps.p<n>``)."""
+    return ["clock", f"lrps.p{params.page}", "metrics", "feed", "presenter"]
 
 
 def events_topics(params: LiveParams) -> list[str]:
@@ -147,7 +152,13 @@ def _feed(topic: str, params: LiveParams) -> str:
 
 
 def _lrps(topic: str, params: LiveParams) -> str:
-    return fragments.lrps_fragments()
+    return fragments.lrps_fragments(lrps_page_of(topic))
+
+
+def lrps_page_of(topic: str) -> int:
+    """``lrps.p3`` → 3."""
+    raw = topic.partition(".p")[2]
+    return int(raw) if raw.isdigit() and int(raw) > 0 else 1
 
 
 def _events(topic: str, params: LiveParams) -> str:

@@ -221,12 +221,22 @@ class TaskLine:
 @dataclass(slots=True)
 class LRPsPage:
     now: float
-    rows: list[LRPRow]
+    rows: list[LRPRow]  # this page's rows (``PER_PAGE``), in guid order
     domains: list[DomainView]
     convergence: ConvergenceView
     tasks: list[TaskLine]
     orphans: list[InstanceLine]
     banner: str = BANNER
+    total: int = 0  # DesiredLRPs on every page
+    number: int = 1
+    pages: int = 1
+
+    @property
+    def rows_digest(self) -> str:
+        """Names the set and order of this page's rows: it changes when an LRP comes or goes."""
+        import hashlib
+
+        return hashlib.sha1(" ".join(r.process_guid for r in self.rows).encode()).hexdigest()[:12]
 
 
 def domain_views(now: float, named: set[str] | None = None) -> dict[str, DomainView]:
@@ -355,8 +365,17 @@ def _task_timer(t: dict) -> tuple[float | None, str]:
     return None, ""
 
 
-def lrps_page(now: float | None = None) -> LRPsPage:
+# DesiredLRPs per page of /lrps/: a page (and each live frame of it) stays small however
+# many LRPs the cluster has (dashboard.md D1).
+PER_PAGE = 200
+
+
+def lrps_page(now: float | None = None, page: int | str = 1) -> LRPsPage:
     now = clock_row().now() if now is None else now
     rows, orphans, domains = lrp_rows(now)
-    return LRPsPage(now=now, rows=rows, domains=list(domains.values()),
-                    convergence=convergence_view(now), tasks=task_lines(now), orphans=orphans)
+    pages = max(1, -(-len(rows) // PER_PAGE))
+    number = min(max(1, int(page) if str(page).isdigit() else 1), pages)
+    shown = rows[(number - 1) * PER_PAGE:number * PER_PAGE]
+    return LRPsPage(now=now, rows=shown, domains=list(domains.values()),
+                    convergence=convergence_view(now), tasks=task_lines(now), orphans=orphans,
+                    total=len(rows), number=number, pages=pages)

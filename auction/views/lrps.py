@@ -11,5 +11,8 @@ from auction.selectors.lrps import lrps_page
 
 def lrps(request: HttpRequest) -> HttpResponse:
     clock = clock_view()
-    return render(request, "lrps/page.html",
-                  {"lrps": lrps_page(clock.now), "clock": clock, "live_view": "lrps", "page": "lrps"})
+    page = lrps_page(clock.now, request.GET.get("page", "1")[:9])
+    return render(request, "lrps/page.html", {
+        "lrps": page, "clock": clock, "live_view": "lrps", "page": "lrps",
+        "live_query": f"&page={page.number}" if page.number > 1 else "",
+    })

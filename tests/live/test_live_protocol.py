@@ -178,12 +178,16 @@ def test_big_merges_are_cut_on_fragment_boundaries() -> None:
     assert len(huge) == 2 * MESSAGE_MAX and rest == []  # one element is never cut
 
 
-def _desired(count: int) -> None:
-    from auction.models import DesiredLRP
+def _desired(count: int, lines: int = 0) -> None:
+    """``count`` LRPs with long guids; the first 200 with ``lines`` UNCLAIMED instances each."""
+    from auction.models import ActualLRP, DesiredLRP
 
     DesiredLRP.objects.bulk_create(
-        DesiredLRP(process_guid=f"app-{i:05d}-{'x' * 180}", domain="cf-apps", instances=1)
+        DesiredLRP(process_guid=f"app-{i:05d}-{'x' * 180}", domain="cf-apps", instances=max(1, lines))
         for i in range(count))
+    ActualLRP.objects.bulk_create(
+        ActualLRP(desired_id=f"app-{i:05d}-{'x' * 180}", index=n, domain="cf-apps", instance_guid=f"g{i}-{n}")
+        for i in range(min(count, 200)) for n in range(lines))
 
 
 @pytest.mark.asyncio
@@ -191,18 +195,51 @@ async def test_a_huge_lrps_table_goes_in_messages_under_daphnes_limit() -> None:
     """dashboard.md L4: every snapshot is bounded and split: /lrps/ with rows over 1 MiB in all."""
     from auction.live.consumers import MESSAGE_MAX
 
-    await sync_to_async(_desired)(1500)
+    await sync_to_async(_desired)(1500, lines=40)
     communicator = WebsocketCommunicator(application, "/ws/live/?view=lrps", headers=ORIGIN)
     connected, _ = await communicator.connect()
     assert connected
-    messages = []
+    messages = [await communicator.receive_from(timeout=60)]
     while not await communicator.receive_nothing(timeout=1.5):
         messages.append(await communicator.receive_from(timeout=1))
     sizes = [len(m.encode()) for m in messages]
     assert sum(sizes) > 1024 * 1024 and max(sizes) <= MESSAGE_MAX < 1024 * 1024
     joined = "".join(messages)
-    assert all(f'id="lrp-app-{i:05d}-' in joined for i in range(1500))
+    # D1: a page of 200 LRPs, all of them, and no row of another page.
+    assert all(f'id="lrp-app-{i:05d}-' in joined for i in range(200))
+    assert 'id="lrp-app-00200-' not in joined and "page 1 of 8" in joined
     assert joined.index('id="lrp-table"') < joined.index('hx-swap-oob="beforeend:#lrp-rows"')
+    await communicator.disconnect()
+
+
+@pytest.mark.asyncio
+async def test_lrps_frames_carry_only_the_rows_that_changed() -> None:
+    """dashboard.md D1, L3: an instance's change sends its LRP's row alone, swapped by id; an
+    LRP new on the page sends the table again (the page's set of rows changed)."""
+    from auction.live.publish import mark_dirty
+    from auction.models import ActualLRP, DesiredLRP
+
+    await sync_to_async(_desired)(30, lines=2)
+    communicator = WebsocketCommunicator(application, "/ws/live/?view=lrps", headers=ORIGIN)
+    assert (await communicator.connect())[0]
+    await communicator.receive_from(timeout=10)
+    await sync_to_async(mark_dirty)("lrps")  # the group's first frame: every row
+    while not await communicator.receive_nothing(timeout=1.0):
+        await communicator.receive_from(timeout=1)
+    guid = await sync_to_async(lambda: DesiredLRP.objects.order_by("process_guid").values_list(
+        "process_guid", flat=True)[3])()
+    await sync_to_async(ActualLRP.objects.filter(desired_id=guid, index=0).update)(state="RUNNING")
+    await sync_to_async(mark_dirty)("lrps")
+    frame = ""
+    while f'id="lrp-{guid}"' not in frame:
+        frame += await communicator.receive_from(timeout=5)
+    assert frame.count('<tbody id="lrp-') == 1 and 'id="lrp-table"' not in frame
+    await sync_to_async(DesiredLRP.objects.create)(process_guid="app-00000-a", domain="cf-apps", instances=1)
+    await sync_to_async(mark_dirty)("lrps")
+    frame = ""
+    while 'id="lrp-app-00000-a"' not in frame:
+        frame += await communicator.receive_from(timeout=5)
+    assert 'id="lrp-table"' in frame and frame.count('<tbody id="lrp-') == 31
     await communicator.disconnect()
 
 

@@ -189,3 +189,20 @@ def test_next_pass_is_right_in_the_frame_of_the_pass_itself() -> None:
     convergence_run(900.0)
     seed()
     assert next_pass_at() == 30.0
+
+
+def test_lrps_pages_200_desired_lrps_at_a_time(client) -> None:  # type: ignore[no-untyped-def]
+    """dashboard.md D1: /lrps/ shows the DesiredLRPs 200 a page (a page, and each live frame
+    of it, stays small at 10,000 LRPs); the live socket joins the page's own group."""
+    from auction.models import DesiredLRP
+
+    DesiredLRP.objects.bulk_create(DesiredLRP(process_guid=f"app-{i:04d}", domain="cf-apps", instances=0)
+                                   for i in range(250))
+    first = client.get("/lrps/").content.decode()
+    assert first.count('<tbody id="lrp-app-') == 200 and 'id="lrp-app-0199"' in first
+    assert 'rel="next" href="?page=2"' in first and "page 1 of 2" in first
+    second = client.get("/lrps/?page=2").content.decode()
+    assert second.count('<tbody id="lrp-app-') == 50 and 'id="lrp-app-0249"' in second
+    assert 'ws-connect="/ws/live/?view=lrps&amp;epoch=' in second and "&amp;page=2" in second
+    assert client.get("/lrps/?page=99").content.decode().count('<tbody id="lrp-app-') == 50
+    assert client.get("/lrps/?page=x").status_code == 200
