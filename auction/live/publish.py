@@ -97,6 +97,43 @@ def mark_dirty(*keys: str, stored: dict[str, str] | None = None) -> bool:
     return True
 
 
+def clock_channel(world: str | None = None) -> str:
+    """Pub/Sub channel told of every change of the clock (otto.md 11): the Otto processes
+    wait on it instead of re-reading the clock row."""
+    return f"{key_prefix(world)}:clock-changed"
+
+
+def clock_changed(state: dict[str, Any] | None = None) -> bool:
+    """Tell whoever waits on the clock that it changed (pause, speed, step, reset), with
+    its new state (``anchor_sim``, ``anchor_wall``, ``speed``, ``paused``): a listener
+    stamps arrivals on the new clock at once, before it could read the row."""
+    if _suppressed:
+        return False
+    try:
+        state_redis().publish(clock_channel(), json.dumps(state) if state is not None else "{}")
+    except redis.RedisError as exc:
+        log.warning("live: announcing a clock change failed: %s", exc)
+        return False
+    return True
+
+
+def sim_channel(world: str | None = None) -> str:
+    """Pub/Sub channel told when an advance handled something due (tasks may have finished):
+    the Otto orchestrators look for finished tasks then, not on a timer (otto.md 11)."""
+    return f"{key_prefix(world)}:sim-advanced"
+
+
+def sim_advanced() -> bool:
+    if _suppressed:
+        return False
+    try:
+        state_redis().publish(sim_channel(), "1")
+    except redis.RedisError as exc:
+        log.warning("live: announcing an advance failed: %s", exc)
+        return False
+    return True
+
+
 def mark_dirty_after_commit(*keys: str) -> None:
     keys_ = tuple(keys)
     transaction.on_commit(lambda: mark_dirty(*keys_))

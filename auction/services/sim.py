@@ -12,11 +12,13 @@ tests use them to drive the cluster step by step.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from django.db import transaction
 
 from auction.engine import AuctionConfig
+from auction.live.publish import sim_advanced
 from auction.models import AuctionRun, ConvergenceRun, PendingWork
 from auction.selectors.clock import clock_row
 from auction.services.events import events_trim
@@ -73,7 +75,20 @@ def sim_advance(now: float | None = None, *, trim_events: bool = True) -> Advanc
         if trim_events:
             events_trim()
         report.work_waiting = PendingWork.objects.filter(carried=False).exists()
+    if report.instants:
+        # Tasks may have finished: the Otto orchestrators look now (otto.md 11).
+        sim_advanced()
     return report
+
+
+def sim_idle() -> float | None:
+    """The clock's now when a tick has nothing to do (dashboard.md L9): the clock is paused,
+    the simulation has reached it and no new work waits. Else None: advance."""
+    clock = clock_row()
+    now = clock.state.now(time.time())
+    if not clock.paused or clock.advanced_to < now or PendingWork.objects.filter(carried=False).exists():
+        return None
+    return now
 
 
 def auctioneer_run(trigger: str = "queue", config: AuctionConfig | None = None) -> list[AuctionSummary]:
