@@ -6,12 +6,19 @@ from celery import shared_task
 
 from auction.services.callbacks import task_callback_run
 from auction.services.clock import clock_tick
-from auction.services.sim import sim_advance
+from auction.services.sim import sim_advance, sim_idle
 
 
 @shared_task(name="auction.tasks.sim_tick", ignore_result=True)
 def sim_tick() -> float:
-    """Beat's heartbeat: publish the clock, then advance the simulation to its now."""
+    """Beat's heartbeat: publish the clock, then advance the simulation to its now.
+
+    On a paused clock the simulation has reached, with no work queued, nothing: the
+    clock's face does not move and nothing can come due (dashboard.md L9).
+    """
+    idle_at = sim_idle()
+    if idle_at is not None:
+        return idle_at
     view = clock_tick()
     sim_advance()
     return view.now

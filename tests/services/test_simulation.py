@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from auction.models import ActualLRP, Cell, ConvergenceRun, Domain, PendingWork, Task
-from auction.selectors.clock import sim_now
+from auction.selectors.clock import clock_view, sim_now
 from auction.services.cells import actual_lrp_crash, cell_drain, cell_fail, cell_restore
-from auction.services.clock import clock_reset, clock_step
+from auction.services.clock import clock_reset, clock_resume, clock_step
 from auction.services.domains import domain_upsert
 from auction.services.lrps import desired_lrp_desire
 from auction.services.scenarios import scenario_load
@@ -176,3 +176,30 @@ def test_crash_probability_is_seeded(cluster: None) -> None:
     half = crashed_indices(0.5)
     assert 0 < len(half) < 8
     assert crashed_indices(0.5) == half
+
+
+def test_beats_tick_on_a_paused_caught_up_clock_does_nothing_dashboard_md_L9(cluster: None, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """dashboard.md L9: paused, advanced to now, no new work: the tick neither advances nor
+    marks the clock dirty; queued work or a running clock makes it advance again."""
+    from auction import tasks
+    from auction.services.sim import sim_idle
+
+    calls: list[str] = []
+    monkeypatch.setattr(tasks, "sim_advance", lambda: calls.append("advance"))
+    monkeypatch.setattr(tasks, "clock_tick", lambda: calls.append("tick") or clock_view())
+    assert PendingWork.objects.filter(carried=False).exists()  # the seed's work is queued
+    tasks.sim_tick()
+    assert calls == ["tick", "advance"]
+    auctioneer_run()
+    sim_advance()
+    assert not PendingWork.objects.filter(carried=False).exists()
+    assert sim_idle() == sim_now()
+    calls.clear()
+    tasks.sim_tick()
+    assert calls == []
+    clock_step(1.0)  # not yet advanced to the new now
+    assert sim_idle() is None
+    sim_advance()
+    assert sim_idle() is not None
+    clock_resume()
+    assert sim_idle() is None
