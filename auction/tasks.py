@@ -6,7 +6,7 @@ from celery import shared_task
 
 from auction.services.callbacks import task_callback_run
 from auction.services.clock import clock_tick
-from auction.services.sim import sim_advance, sim_idle
+from auction.services.sim import sim_advance, sim_idle, sim_tick_advance
 
 
 @shared_task(name="auction.tasks.sim_tick", ignore_result=True)
@@ -20,7 +20,7 @@ def sim_tick() -> float:
     if idle_at is not None:
         return idle_at
     view = clock_tick()
-    sim_advance()
+    sim_tick_advance()
     return view.now
 
 

@@ -75,10 +75,28 @@ def stored_key(dirty_key: str, world: str | None = None) -> str:
     return f"{key_prefix(world)}:store:{dirty_key}"
 
 
-def mark_dirty(*keys: str, stored: dict[str, str] | None = None) -> bool:
+def generation_key(world: str | None = None) -> str:
+    """A counter every mark but beat's clock tick increments (dashboard.md L9): while it
+    stands still nothing visible changed, so the simulation's next due instant stands too."""
+    return f"{key_prefix(world)}:generation"
+
+
+def generation() -> int | None:
+    """The world's change counter now; None when Redis cannot say."""
+    try:
+        value = state_redis().get(generation_key())
+    except redis.RedisError as exc:
+        log.warning("live: reading the change counter failed: %s", exc)
+        return None
+    return int(value or 0)
+
+
+def mark_dirty(*keys: str, stored: dict[str, str] | None = None, changed: bool = True) -> bool:
     """Mark elements changed now. ``stored`` holds the payload of ``html:``/``msg:`` keys.
 
     The payload is written before the mark, so a tick that sees the mark finds it.
+    ``changed=False`` (beat's clock tick only: the face moves, nothing else) leaves the
+    change counter (``generation_key``) as it is.
     """
     if _suppressed or not keys:
         return False
@@ -87,6 +105,8 @@ def mark_dirty(*keys: str, stored: dict[str, str] | None = None) -> bool:
         for key, value in (stored or {}).items():
             pipe.set(stored_key(key), value, ex=STORED_TTL_S)
         pipe.sadd(dirty_set(), *keys)
+        if changed:
+            pipe.incr(generation_key())
         # One wake-up token is enough however many marks arrive (the list stays <= 1).
         pipe.lpush(wake_list(), 1)
         pipe.ltrim(wake_list(), 0, 0)

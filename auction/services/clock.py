@@ -131,5 +131,5 @@ def clock_reset(at: float = 0.0, *, paused: bool = False) -> ClockView:
 def clock_tick() -> ClockView:
     """Beat's heartbeat: publish the current sim time to every page showing the clock."""
     view = clock_view()
-    mark_dirty("clock")
+    mark_dirty("clock", changed=False)
     return view

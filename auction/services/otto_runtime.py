@@ -44,9 +44,10 @@ log = logging.getLogger(__name__)
 #: The shortest gap between two ticks: arrivals meanwhile are recorded in one batch.
 TICK_S = 0.02
 #: With nothing due, the auctioneer still looks every RECHECK_S while the clock runs
-#: (anything unforeseen), every PAUSED_RECHECK_S while it is paused (otto.md 11).
-RECHECK_S = 1.0
-PAUSED_RECHECK_S = 5.0
+#: (anything unforeseen), every PAUSED_RECHECK_S while it is paused (otto.md 11): every
+#: change it must answer wakes it sooner (an arrival, a change of the clock).
+RECHECK_S = 5.0
+PAUSED_RECHECK_S = 30.0
 BID_RECEIVERS = 4
 BOARD_FLUSH_S = 0.25
 #: The orchestrators' housekeeping runs at most this often.

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from auction.engine import AuctionConfig
-from auction.live.publish import sim_advanced
+from auction.live.publish import generation, sim_advanced
 from auction.models import AuctionRun, ConvergenceRun, PendingWork
 from auction.selectors.clock import clock_row
 from auction.services.events import events_trim
@@ -79,6 +79,51 @@ def sim_advance(now: float | None = None, *, trim_events: bool = True) -> Advanc
         # Tasks may have finished: the Otto orchestrators look now (otto.md 11).
         sim_advanced()
     return report
+
+
+#: Within this of the next due instant the tick advances (float steps must not strand it).
+DUE_EPS_S = 1e-6
+#: A tick re-reads the simulation's next due instant at least this often (wall seconds),
+#: whatever the change counter says: a change nobody marked is picked up within it.
+TICK_RECHECK_S = 10.0
+
+
+@dataclass(slots=True)
+class _NextDue:
+    generation: int
+    at: float | None
+    checked: float  # time.monotonic()
+
+
+_next_due: _NextDue | None = None  # this process's last look (beat's ticks run in the worker)
+
+
+def sim_tick_advance() -> AdvanceReport | None:
+    """Beat's tick: advance to the clock's now, unless nothing can be due (dashboard.md L9).
+
+    After an advance the simulation's next due instant is remembered with the world's
+    change counter (``live.publish.generation``). While the counter stands still and the
+    clock has not reached that instant, nothing can be due: the tick then costs one Redis
+    read and one clock read. Re-read anyway every ``TICK_RECHECK_S``.
+    """
+    global _next_due
+    counter = generation()
+    known = _next_due
+    if (counter is not None and known is not None and known.generation == counter
+            and time.monotonic() - known.checked < TICK_RECHECK_S
+            and (known.at is None or clock_row().now() + DUE_EPS_S < known.at)):
+        return None
+    report = sim_advance()
+    if report is not None and counter is not None:
+        # Read before the advance: a change the advance made itself forces one more look.
+        _next_due = _NextDue(counter, DbStore().next_due(), time.monotonic())
+    return report
+
+
+def sim_tick_forget() -> None:
+    """Forget the remembered next due instant (tests)."""
+    global _next_due
+    _next_due = None
 
 
 def sim_idle() -> float | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from auction.models import ActualLRP, Cell, ConvergenceRun, Domain, PendingWork, Task
@@ -185,7 +187,7 @@ def test_beats_tick_on_a_paused_caught_up_clock_does_nothing_dashboard_md_L9(clu
     from auction.services.sim import sim_idle
 
     calls: list[str] = []
-    monkeypatch.setattr(tasks, "sim_advance", lambda: calls.append("advance"))
+    monkeypatch.setattr(tasks, "sim_tick_advance", lambda: calls.append("advance"))
     monkeypatch.setattr(tasks, "clock_tick", lambda: calls.append("tick") or clock_view())
     assert PendingWork.objects.filter(carried=False).exists()  # the seed's work is queued
     tasks.sim_tick()
@@ -203,3 +205,36 @@ def test_beats_tick_on_a_paused_caught_up_clock_does_nothing_dashboard_md_L9(clu
     assert sim_idle() is not None
     clock_resume()
     assert sim_idle() is None
+
+
+def test_beats_tick_advances_only_when_something_can_be_due_dashboard_md_L9(cluster: None, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """dashboard.md L9: after an advance the tick remembers the next due instant; before it,
+    with no change marked, the tick does not advance. A change, or reaching it, does."""
+    from auction.live.publish import generation, mark_dirty
+    from auction.services import sim
+    from auction.services.store import DbStore
+
+    auctioneer_run()
+    clock_resume()
+    sim.sim_tick_forget()
+    advances: list[float] = []
+    real = sim.sim_advance
+
+    def counted():  # type: ignore[no-untyped-def]
+        advances.append(sim_now())
+        return real()
+
+    monkeypatch.setattr(sim, "sim_advance", counted)
+    assert sim.sim_tick_advance() is not None  # nothing remembered yet: a full advance
+    due = DbStore().next_due()
+    assert due is not None and due > sim_now() + 1  # the seed's next event is seconds away
+    assert sim.sim_tick_advance() is None and len(advances) == 1  # nothing can be due yet
+    mark_dirty("tray")  # something changed: look again
+    assert sim.sim_tick_advance() is not None and len(advances) == 2
+    assert sim.sim_tick_advance() is None and len(advances) == 2
+    # The counter unchanged, the remembered instant reached by the clock: advance.
+    sim._next_due = sim._NextDue(generation(), sim_now() - 0.5, time.monotonic())
+    assert sim.sim_tick_advance() is not None and len(advances) == 3
+    # ... and however long since, a look every TICK_RECHECK_S.
+    sim._next_due = sim._NextDue(generation(), sim_now() + 100, time.monotonic() - sim.TICK_RECHECK_S)
+    assert sim.sim_tick_advance() is not None and len(advances) == 4
