@@ -71,8 +71,8 @@ class LiveStack:
             DIEGO_ADMIN_PASSWORD=ADMIN_PASSWORD, PYTHONUNBUFFERED="1",
         )
         if not otto:
-            # The Otto auctioneer ticks every 20 ms: on two cores, stacks that do not
-            # test Otto run their own clocks faster without it.
+            # Stacks that do not test Otto start faster, and start fewer processes on two
+            # cores, without it (idle, it waits on its channels: otto.md 11).
             self.env["DIEGO_OTTO"] = "0"
         self.pg_database = ""
         if os.environ.get("DATABASE_URL", "").startswith("postgres"):
