@@ -179,7 +179,7 @@ class Auctioneer:
         # Set by every arrival (a task, a bid, a change of the clock): the tick loop waits
         # on it, or on the next deadline, instead of polling (otto.md 11).
         self.wake = asyncio.Event()
-        self.ticks = 0  # ticks run, for the tests and bench_idle's sake
+        self.ticks = 0  # ticks run (the tests count them)
         self.duration_s = None if duration_s is None else lifecycle.check_duration(duration_s)
         self.tick_s = tick_s
         self.use_lock = use_lock

@@ -66,9 +66,11 @@ class LiveStack:
         self.url = f"http://127.0.0.1:{self.port}/"
         self.log_path = self.var / "supervise.log"
         self.env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DJANGO_SETTINGS_MODULE")}
+        # PYTHONPATH: celery and daphne import this checkout's code, not whichever one
+        # the virtualenv's editable install names (a git worktree's tests test the worktree).
         self.env.update(
             DIEGO_VAR_DIR=str(self.var), PORT=str(self.port), HOST="127.0.0.1",
-            DIEGO_ADMIN_PASSWORD=ADMIN_PASSWORD, PYTHONUNBUFFERED="1",
+            DIEGO_ADMIN_PASSWORD=ADMIN_PASSWORD, PYTHONUNBUFFERED="1", PYTHONPATH=str(ROOT),
         )
         if not otto:
             # Stacks that do not test Otto start faster, and start fewer processes on two
