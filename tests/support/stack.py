@@ -151,7 +151,7 @@ class LiveStack:
 
     def start_beat(self, name: str = "beat") -> subprocess.Popen[bytes]:
         return self.spawn(name, "-m", "celery", "-A", "diego_web", "beat", "-l", "warning",
-                          "--scheduler", "django_celery_beat.schedulers:DatabaseScheduler",
+                          "--scheduler", "diego_web.beat:IdleDatabaseScheduler",
                           "--pidfile=", f"--schedule={self.var / name}")
 
     def cli(self, *args: str) -> str:
