@@ -55,7 +55,8 @@ HOUSEKEEP_S = 0.25
 
 
 class SimClockCache:
-    """The sim clock row, re-read every tick; arrival stamps use it between reads."""
+    """The sim clock row, re-read every tick and replaced by each clock-change message
+    (otto.md 11); arrival stamps use it between reads."""
 
     def __init__(self) -> None:
         self.state = ClockState(0.0, time.time(), 1.0, True)
