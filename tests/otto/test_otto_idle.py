@@ -132,6 +132,32 @@ async def test_the_auctioneer_wakes_on_a_change_of_the_clock_otto_md_11() -> Non
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.asyncio
 @pytest.mark.usefixtures("otto_bus")
+async def test_the_auctioneer_wakes_on_a_change_of_the_world_otto_md_11() -> None:
+    """A scenario loaded by ``simulate`` moves the clock with its messages suppressed; the
+    world's change that follows wakes the auctioneer, which re-reads the clock row."""
+    from django.db import transaction
+
+    from auction.live.publish import suppressed
+    from auction.services.world import world_changed
+
+    await database_sync_to_async(clock_reset)(0.0, paused=True)
+    async with _auctioneer() as auct:
+        before = auct.ticks
+
+        def load() -> None:
+            with suppressed():
+                clock_reset(40.0, paused=True)
+            with transaction.atomic():
+                world_changed()
+
+        await database_sync_to_async(load)()
+        await _until(lambda: auct.ticks > before, what="a tick after the world changed")
+        assert auct.clock.now() == pytest.approx(40.0)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+@pytest.mark.usefixtures("otto_bus")
 async def test_the_auctioneer_wakes_on_an_arriving_task_and_opens_its_auction_otto_md_11() -> None:
     await database_sync_to_async(clock_reset)(0.0, paused=True)
     async with _auctioneer():
