@@ -5,16 +5,14 @@ from __future__ import annotations
 from celery import shared_task
 
 from auction.services.callbacks import task_callback_run
-from auction.services.clock import clock_tick
-from auction.services.sim import sim_advance
+from auction.services.sim import sim_advance, sim_tick_run
 
 
 @shared_task(name="auction.tasks.sim_tick", ignore_result=True)
 def sim_tick() -> float:
-    """Beat's heartbeat: publish the clock, then advance the simulation to its now."""
-    view = clock_tick()
-    sim_advance()
-    return view.now
+    """Beat's heartbeat: publish the clock, then advance the simulation to its now; with
+    nothing due and nothing changed, neither (dashboard.md L9)."""
+    return sim_tick_run()
 
 
 @shared_task(name="auction.tasks.auction_run", ignore_result=True, acks_late=True)

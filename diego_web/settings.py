@@ -199,7 +199,7 @@ CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message to r
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_RESULT_EXPIRES = 3600
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_BEAT_SCHEDULER = "diego_web.beat:IdleDatabaseScheduler"
 CELERY_TASK_IGNORE_RESULT = True
 
 # --- the simulation ---------------------------------------------------------------------

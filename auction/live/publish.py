@@ -75,10 +75,28 @@ def stored_key(dirty_key: str, world: str | None = None) -> str:
     return f"{key_prefix(world)}:store:{dirty_key}"
 
 
-def mark_dirty(*keys: str, stored: dict[str, str] | None = None) -> bool:
+def generation_key(world: str | None = None) -> str:
+    """A counter every mark but beat's clock tick increments (dashboard.md L9): while it
+    stands still nothing visible changed, so the simulation's next due instant stands too."""
+    return f"{key_prefix(world)}:generation"
+
+
+def generation() -> int | None:
+    """The world's change counter now; None when Redis cannot say."""
+    try:
+        value = state_redis().get(generation_key())
+    except redis.RedisError as exc:
+        log.warning("live: reading the change counter failed: %s", exc)
+        return None
+    return int(value or 0)
+
+
+def mark_dirty(*keys: str, stored: dict[str, str] | None = None, changed: bool = True) -> bool:
     """Mark elements changed now. ``stored`` holds the payload of ``html:``/``msg:`` keys.
 
     The payload is written before the mark, so a tick that sees the mark finds it.
+    ``changed=False`` (beat's clock tick only: the face moves, nothing else) leaves the
+    change counter (``generation_key``) as it is.
     """
     if _suppressed or not keys:
         return False
@@ -87,12 +105,51 @@ def mark_dirty(*keys: str, stored: dict[str, str] | None = None) -> bool:
         for key, value in (stored or {}).items():
             pipe.set(stored_key(key), value, ex=STORED_TTL_S)
         pipe.sadd(dirty_set(), *keys)
+        if changed:
+            pipe.incr(generation_key())
         # One wake-up token is enough however many marks arrive (the list stays <= 1).
         pipe.lpush(wake_list(), 1)
         pipe.ltrim(wake_list(), 0, 0)
         pipe.execute()
     except redis.RedisError as exc:
         log.warning("live: marking %d keys dirty failed: %s", len(keys), exc)
+        return False
+    return True
+
+
+def clock_channel(world: str | None = None) -> str:
+    """Pub/Sub channel told of every change of the clock (otto.md 11): the Otto processes
+    wait on it instead of re-reading the clock row."""
+    return f"{key_prefix(world)}:clock-changed"
+
+
+def clock_changed(state: dict[str, Any] | None = None) -> bool:
+    """Tell whoever waits on the clock that it changed (pause, speed, step, reset), with
+    its new state (``anchor_sim``, ``anchor_wall``, ``speed``, ``paused``): a listener
+    stamps arrivals on the new clock at once, before it could read the row."""
+    if _suppressed:
+        return False
+    try:
+        state_redis().publish(clock_channel(), json.dumps(state) if state is not None else "{}")
+    except redis.RedisError as exc:
+        log.warning("live: announcing a clock change failed: %s", exc)
+        return False
+    return True
+
+
+def sim_channel(world: str | None = None) -> str:
+    """Pub/Sub channel told when an advance handled something due (tasks may have finished):
+    the Otto orchestrators look for finished tasks then, not on a timer (otto.md 11)."""
+    return f"{key_prefix(world)}:sim-advanced"
+
+
+def sim_advanced() -> bool:
+    if _suppressed:
+        return False
+    try:
+        state_redis().publish(sim_channel(), "1")
+    except redis.RedisError as exc:
+        log.warning("live: announcing an advance failed: %s", exc)
         return False
     return True
 

@@ -43,6 +43,19 @@ def reached(deadline: float, now: float) -> bool:
     return now + DUE_EPS_S >= deadline
 
 
+def wake_in(next_due: float | None, now: float, speed: float, paused: bool, recheck_s: float) -> float:
+    """Wall seconds the auctioneer may sleep before a deadline is due (otto.md 11).
+
+    The soonest deadline ``next_due`` is reached after ``(next_due - now) / speed`` wall
+    seconds on a running clock; a paused clock reaches nothing, and with nothing pending
+    there is nothing to reach: then only ``recheck_s`` (a clock change or an arrival wakes
+    the auctioneer sooner). Never negative, never longer than ``recheck_s``.
+    """
+    if paused or next_due is None or speed <= 0:
+        return recheck_s
+    return max(0.0, min(recheck_s, (next_due - now) / speed))
+
+
 def _ms_floor(t: float) -> float:
     """Whole milliseconds, never later than ``t``: a rounded-up deadline would not be
     reached by a clock stepped exactly to the unrounded one."""

@@ -15,7 +15,7 @@ from typing import Any
 
 from django.db import transaction
 
-from auction.live.publish import mark_dirty, mark_dirty_after_commit
+from auction.live.publish import clock_changed, mark_dirty, mark_dirty_after_commit
 from auction.models import SimClock
 from auction.selectors.clock import ClockView, clock_view
 from auction.services.audit import audit_record
@@ -27,8 +27,12 @@ MAX_STEP_S = 86_400.0
 MAX_INTERVAL_S = 86_400.0
 
 
-def _publish(view: ClockView) -> None:
+def _publish(view: ClockView, state: ClockState) -> None:
     mark_dirty_after_commit("clock")
+    # The Otto processes wait on this instead of polling the clock row (otto.md 11).
+    payload = {"anchor_sim": state.anchor_sim, "anchor_wall": state.anchor_wall,
+               "speed": state.speed, "paused": state.paused}
+    transaction.on_commit(lambda: clock_changed(payload))
 
 
 def _change(update: Callable[[ClockState, float], ClockState]) -> ClockView:
@@ -46,7 +50,7 @@ def _change(update: Callable[[ClockState, float], ClockState]) -> ClockView:
 
             otto_restamp(after)
         view = clock_view(wall)
-        _publish(view)
+        _publish(view, clock.state)
     return view
 
 
@@ -127,5 +131,5 @@ def clock_reset(at: float = 0.0, *, paused: bool = False) -> ClockView:
 def clock_tick() -> ClockView:
     """Beat's heartbeat: publish the current sim time to every page showing the clock."""
     view = clock_view()
-    mark_dirty("clock")
+    mark_dirty("clock", changed=False)
     return view

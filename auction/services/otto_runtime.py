@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import random
 import time
@@ -40,13 +41,22 @@ from auction.services.otto_scenario import otto_duration
 from auction.sim.clock import ClockState
 
 log = logging.getLogger(__name__)
+#: The shortest gap between two ticks: arrivals meanwhile are recorded in one batch.
 TICK_S = 0.02
+#: With nothing due, the auctioneer still looks every RECHECK_S while the clock runs
+#: (anything unforeseen), every PAUSED_RECHECK_S while it is paused (otto.md 11): every
+#: change it must answer wakes it sooner (an arrival, a change of the clock).
+RECHECK_S = 5.0
+PAUSED_RECHECK_S = 30.0
 BID_RECEIVERS = 4
 BOARD_FLUSH_S = 0.25
+#: The orchestrators' housekeeping runs at most this often.
+HOUSEKEEP_S = 0.25
 
 
 class SimClockCache:
-    """The sim clock row, re-read every tick; arrival stamps use it between reads."""
+    """The sim clock row, re-read every tick and replaced by each clock-change message
+    (otto.md 11); arrival stamps use it between reads."""
 
     def __init__(self) -> None:
         self.state = ClockState(0.0, time.time(), 1.0, True)
@@ -162,8 +172,15 @@ class Auctioneer:
 
     def __init__(self, layer: Any = None, duration_s: float | None = None,
                  tick_s: float = TICK_S, use_lock: bool = True, lock_ttl_s: float = LOCK_TTL_S,
-                 renew_s: float = LOCK_RENEW_S, standby_s: float = 1.0) -> None:
+                 renew_s: float = LOCK_RENEW_S, standby_s: float = 1.0,
+                 recheck_s: float = RECHECK_S, paused_recheck_s: float = PAUSED_RECHECK_S) -> None:
         self.layer = layer or bus.otto_layer()
+        self.recheck_s = recheck_s
+        self.paused_recheck_s = paused_recheck_s
+        # Set by every arrival (a task, a bid, a change of the clock): the tick loop waits
+        # on it, or on the next deadline, instead of polling (otto.md 11).
+        self.wake = asyncio.Event()
+        self.ticks = 0  # ticks run (the tests count them)
         self.duration_s = None if duration_s is None else lifecycle.check_duration(duration_s)
         self.tick_s = tick_s
         self.use_lock = use_lock
@@ -280,7 +297,8 @@ class Auctioneer:
         loops += [
             asyncio.create_task(self._receive(bus.name(bus.FOR_AUCTION), self._on_task, term), name="tasks"),
             asyncio.create_task(self._receive(self.group_channel, self._on_report, term), name="reports"),
-            asyncio.create_task(self._ticks(term), name="ticks")]
+            asyncio.create_task(self._ticks(term), name="ticks"),
+            asyncio.create_task(clock_changes(self.wake, self.clock), name="clock")]
         # Several receivers on tasks.bids overlap the per-message round trips to Redis;
         # each stamps arrival on the same clock, so order of receipt stays well defined.
         loops += [asyncio.create_task(self._receive(bus.name(bus.BIDS), self._on_bid, term), name=f"bids-{n}")
@@ -330,6 +348,7 @@ class Auctioneer:
             return
         # Opened by the next tick, all arrivals of a tick in one transaction, stamped now.
         self.tasks.append((message, self.clock.now()))
+        self.wake.set()
 
     async def _on_bid(self, message: dict[str, Any]) -> None:
         if message["type"] not in (msg.BID, msg.DECLINE):
@@ -337,6 +356,7 @@ class Auctioneer:
             return
         self.sequence += 1
         self.bids.append(IncomingBid(message, round(self.clock.now(), 6), self.sequence))
+        self.wake.set()
 
     async def _on_report(self, message: dict[str, Any]) -> None:
         if message["type"] == msg.STARTED:
@@ -346,13 +366,43 @@ class Auctioneer:
     async def _ticks(self, term: int) -> None:
         last_deadline: float | None = None
         while self.term == term:
+            started = time.monotonic()
+            self.wake.clear()  # what arrives from here on wakes the next tick
             try:
                 last_deadline = await self._tick(last_deadline, term)
             except SteppedDown:
                 return
             except Exception:  # noqa: BLE001 - a failed tick (DB busy, Redis hiccup) is retried next tick
                 log.exception("otto auctioneer: tick failed")
-            await asyncio.sleep(self.tick_s)
+            self.ticks += 1
+            await self.wait_for_work(self.wait_s())
+            # At most one tick per tick_s: a burst of arrivals is recorded in one batch.
+            rest = self.tick_s - (time.monotonic() - started)
+            if rest > 0:
+                await asyncio.sleep(rest)
+
+    def wait_s(self) -> float:
+        """Wall seconds until the next tick is needed (otto.md 11): none while arrivals
+        wait, else until the soonest deadline on the clock, the board's next flush, or
+        the recheck."""
+        if self.tasks or self.bids:
+            return 0.0
+        state = self.clock.state
+        recheck = self.paused_recheck_s if state.paused else self.recheck_s
+        wait = lifecycle.wake_in(self.next_due, self.clock.now(), state.speed, state.paused, recheck)
+        if self.touched:
+            wait = min(wait, max(0.0, BOARD_FLUSH_S - (time.monotonic() - self.last_board)))
+        return wait
+
+    async def wait_for_work(self, timeout: float) -> bool:
+        """Sleep until an arrival or a clock change (True) or ``timeout`` seconds (False)."""
+        if timeout <= 0:
+            return self.wake.is_set()
+        try:
+            await asyncio.wait_for(self.wake.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
 
     async def _timed(self, name: str, fn: Any, *args: Any) -> Any:
         started = time.perf_counter()
@@ -426,6 +476,52 @@ class Auctioneer:
             self.last_board = time.monotonic()
             await asyncio.to_thread(_publish_board_now, ids)
         return last_deadline
+
+
+def clock_state_of(data: bytes | str) -> ClockState | None:
+    """The clock state a ``clock_changed`` message carries; None when it carries none."""
+    try:
+        fields = json.loads(data)
+        return ClockState(float(fields["anchor_sim"]), float(fields["anchor_wall"]),
+                          float(fields["speed"]), bool(fields["paused"]))
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
+async def clock_changes(wake: asyncio.Event, clock: SimClockCache, *, advances: bool = False) -> None:
+    """At every change of the clock (``live.publish.clock_changed``) put its new state in
+    ``clock`` and set ``wake``; with ``advances``, set ``wake`` at every advance that handled
+    something (``sim_advanced``) too. Forever.
+
+    After a lost connection ``wake`` is set anyway: a change may have passed unheard.
+    """
+    import redis.asyncio as aredis
+
+    from auction.live.publish import clock_channel, sim_channel
+
+    clock_name = clock_channel()
+    channels = [clock_name, *([sim_channel()] if advances else [])]
+    while True:
+        client = aredis.Redis.from_url(settings.REDIS_STATE_URL)
+        pubsub = client.pubsub(ignore_subscribe_messages=True)
+        try:
+            await pubsub.subscribe(*channels)
+            async for message in pubsub.listen():
+                if message.get("type") != "message":
+                    continue
+                if message.get("channel") in (clock_name, clock_name.encode()):
+                    state = clock_state_of(message.get("data") or b"")
+                    if state is not None:
+                        clock.state = state  # arrivals from here on are stamped on it
+                wake.set()
+        except (OSError, redis_errors.RedisError) as exc:
+            log.warning("otto: listening for clock changes failed (%s); retrying", exc)
+            wake.set()
+            await asyncio.sleep(0.5)
+        finally:
+            with contextlib.suppress(Exception):
+                await pubsub.aclose()
+                await client.aclose()
 
 
 def _publish_board_now(ids: list[str]) -> None:
@@ -549,6 +645,11 @@ class OrchestratorFleet:
         self.only = only
         self.clock = SimClockCache()
         self.members: list[Orchestrator] = []
+        self.held_knobs: dict[str, dict[str, Any]] = {}
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        # Set by a change of the clock or an advance: housekeeping waits on it (otto.md 11).
+        self.wake = asyncio.Event()
+        self.rounds = 0
 
     async def run(self) -> None:
         await self.clock.refresh()
@@ -606,17 +707,47 @@ class OrchestratorFleet:
         return ended
 
     async def _housekeeping(self) -> None:
+        """A round on every change of the clock, every advance that handled something
+        (tasks may have finished), the elastic orchestrator's ``disable_at`` and the
+        presence refresh; nothing in between (otto.md 11)."""
         last_presence = 0.0
-        while True:
-            try:
-                last_presence = await self._housekeep(last_presence)
-            except Exception:  # noqa: BLE001 - retried on the next round
-                log.exception("otto orchestrators: housekeeping failed")
-            await asyncio.sleep(0.25)
+        listener = asyncio.create_task(clock_changes(self.wake, self.clock, advances=True), name="clock")
+        try:
+            while True:
+                started = time.monotonic()
+                self.wake.clear()
+                try:
+                    last_presence = await self._housekeep(last_presence)
+                except Exception:  # noqa: BLE001 - retried on the next round
+                    log.exception("otto orchestrators: housekeeping failed")
+                self.rounds += 1
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.wake.wait(), self.wait_s(last_presence))
+                rest = HOUSEKEEP_S - (time.monotonic() - started)
+                if rest > 0:
+                    await asyncio.sleep(rest)
+        finally:
+            listener.cancel()
+
+    def wait_s(self, last_presence: float) -> float:
+        """Wall seconds to the next round: the presence refresh, or the elastic
+        orchestrator's ``disable_at`` on the clock if that is sooner."""
+        wait = max(0.0, orch.PRESENCE_REFRESH_S - (time.time() - last_presence))
+        disable_at = self._disable_at()
+        if disable_at is not None:
+            state = self.clock.state
+            wait = lifecycle.wake_in(disable_at, self.clock.now(), state.speed, state.paused, wait)
+        return wait
+
+    def _disable_at(self) -> float | None:
+        knobs = self.held_knobs.get(orch.ELASTIC_ID) if orch.ELASTIC_ID in self.tasks else None
+        return None if knobs is None or "disable_at" not in knobs else float(knobs["disable_at"])
 
     async def _housekeep(self, last_presence: float) -> float:
         now = await self.clock.refresh()
-        await database_sync_to_async(orch.otto_elastic_schedule)(now)
+        disable_at = self._disable_at()
+        if disable_at is not None and now >= disable_at:
+            await database_sync_to_async(orch.otto_elastic_schedule)(now)
         ids = list(self.tasks)
         if time.time() - last_presence >= orch.PRESENCE_REFRESH_S:
             await self._sync_members()

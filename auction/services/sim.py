@@ -12,18 +12,22 @@ tests use them to drive the cluster step by step.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from django.db import transaction
 
 from auction.engine import AuctionConfig
+from auction.live.publish import generation, mark_dirty, sim_advanced
 from auction.models import AuctionRun, ConvergenceRun, PendingWork
 from auction.selectors.clock import clock_row
+from auction.services.clock import clock_tick
 from auction.services.events import events_trim
 from auction.services.locks import cluster_lock
 from auction.services.store import DbStore
 from auction.services.world import world_changed
 from auction.sim.cfdot import ClusterView
+from auction.sim.clock import ClockState
 from auction.sim.converge import convergence_pass
 from auction.sim.driver import advance, auctions_run
 from auction.sim.round import auction_round
@@ -73,7 +77,64 @@ def sim_advance(now: float | None = None, *, trim_events: bool = True) -> Advanc
         if trim_events:
             events_trim()
         report.work_waiting = PendingWork.objects.filter(carried=False).exists()
+    if report.instants:
+        # Tasks may have finished: the Otto orchestrators look now (otto.md 11).
+        sim_advanced()
     return report
+
+
+#: Within this of the next due instant the tick advances (float steps must not strand it).
+DUE_EPS_S = 1e-6
+#: A tick re-reads the simulation's next due instant at least this often (wall seconds),
+#: whatever the change counter says: a change nobody marked is picked up within it.
+TICK_RECHECK_S = 10.0
+
+
+@dataclass(slots=True)
+class _NextDue:
+    generation: int
+    clock: ClockState
+    at: float | None
+    checked: float  # time.monotonic()
+
+
+_next_due: _NextDue | None = None  # this process's last look (beat's ticks run in the worker)
+
+
+def sim_tick_run() -> float:
+    """Beat's tick: publish the clock and advance to its now, unless nothing can be due
+    (dashboard.md L9); returns the clock's now.
+
+    After an advance the clock and the simulation's next due instant are remembered with
+    the world's change counter (``live.publish.generation``: every change of the clock or
+    the cluster marks something). While the counter stands still and the clock has not
+    reached that instant, nothing can be due: the tick is one Redis read, and on a running
+    clock one mark for the clock's face; no database. A full look every ``TICK_RECHECK_S``.
+    """
+    global _next_due
+    counter = generation()
+    known = _next_due
+    if (counter is not None and known is not None and known.generation == counter
+            and time.monotonic() - known.checked < TICK_RECHECK_S):
+        now = known.clock.now(time.time())
+        if known.at is None or now + DUE_EPS_S < known.at:
+            if not known.clock.paused:  # a paused clock's face stands still
+                mark_dirty("clock", changed=False)
+            return now
+    view = clock_tick()
+    report = sim_advance()
+    if report is not None and counter is not None:
+        # The counter was read first: a change from then on (the advance's own included)
+        # makes the next tick look again.
+        store = DbStore()
+        _next_due = _NextDue(counter, clock_row().state, store.next_due(), time.monotonic())
+    return view.now
+
+
+def sim_tick_forget() -> None:
+    """Forget the last look (tests)."""
+    global _next_due
+    _next_due = None
 
 
 def auctioneer_run(trigger: str = "queue", config: AuctionConfig | None = None) -> list[AuctionSummary]:

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import time
 
+from django.db import transaction
 from django.db.models import F
 
-from auction.live.publish import mark_dirty_after_commit
+from auction.live.publish import clock_changed, mark_dirty_after_commit
 from auction.models import SimClock
 
 
@@ -23,4 +24,7 @@ def world_changed() -> int:
     SimClock.objects.get_or_create(pk=1, defaults={"anchor_wall": time.time()})
     SimClock.objects.filter(pk=1).update(world_epoch=F("world_epoch") + 1)
     mark_dirty_after_commit("epoch")
+    # The Otto processes look again too (otto.md 11): a scenario may have been loaded
+    # while the clock's own messages were suppressed (``simulate``).
+    transaction.on_commit(clock_changed)
     return SimClock.objects.filter(pk=1).values_list("world_epoch", flat=True).get()

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from auction.models import ActualLRP, Cell, ConvergenceRun, Domain, PendingWork, Task
 from auction.selectors.clock import sim_now
 from auction.services.cells import actual_lrp_crash, cell_drain, cell_fail, cell_restore
-from auction.services.clock import clock_reset, clock_step
+from auction.services.clock import clock_reset, clock_resume, clock_step
 from auction.services.domains import domain_upsert
 from auction.services.lrps import desired_lrp_desire
 from auction.services.scenarios import scenario_load
@@ -176,3 +178,91 @@ def test_crash_probability_is_seeded(cluster: None) -> None:
     half = crashed_indices(0.5)
     assert 0 < len(half) < 8
     assert crashed_indices(0.5) == half
+
+
+@pytest.fixture
+def ticks(monkeypatch):  # type: ignore[no-untyped-def]
+    """Beat's tick with its advances and its clock marks counted."""
+    from auction.services import sim
+
+    sim.sim_tick_forget()
+    seen: dict[str, int] = {"advance": 0, "mark": 0}
+    real_advance, real_mark = sim.sim_advance, sim.mark_dirty
+
+    def advance():  # type: ignore[no-untyped-def]
+        seen["advance"] += 1
+        return real_advance()
+
+    def mark(*keys, **kwargs):  # type: ignore[no-untyped-def]
+        seen["mark"] += 1
+        return real_mark(*keys, **kwargs)
+
+    monkeypatch.setattr(sim, "sim_advance", advance)
+    monkeypatch.setattr(sim, "mark_dirty", mark)
+    yield seen
+    sim.sim_tick_forget()
+
+
+def _settle(seen: dict[str, int]) -> None:
+    """Ticks until one does not advance (the advances' own marks make the next look)."""
+    from auction.services.sim import sim_tick_run
+
+    for _ in range(5):
+        before = seen["advance"]
+        sim_tick_run()
+        if seen["advance"] == before:
+            return
+    raise AssertionError(f"every tick advanced: {seen}")
+
+
+def test_beats_tick_on_a_paused_clock_with_nothing_due_does_nothing_dashboard_md_L9(  # type: ignore[no-untyped-def]
+        cluster: None, ticks, django_capture_on_commit_callbacks) -> None:
+    """dashboard.md L9: paused, reached, no new work: no advance and no clock frame."""
+    from auction.services.sim import sim_tick_run
+
+    assert PendingWork.objects.filter(carried=False).exists()  # the seed's work is queued
+    sim_tick_run()
+    assert ticks["advance"] == 1  # nothing remembered: a full look, the queued work placed
+    _settle(ticks)
+    before = dict(ticks)
+    for _ in range(3):
+        assert sim_tick_run() == sim_now()
+    assert ticks == before  # neither an advance nor a mark for a face that stands still
+    with django_capture_on_commit_callbacks(execute=True):
+        clock_step(1.0)  # a change of the clock (marked after commit): look again
+    sim_tick_run()
+    assert ticks["advance"] == before["advance"] + 1
+
+
+def test_beats_tick_on_a_running_clock_advances_only_when_something_can_be_due_dashboard_md_L9(cluster: None, ticks) -> None:  # type: ignore[no-untyped-def]
+    """dashboard.md L9: after an advance the tick remembers the next due instant; before it,
+    with no change marked, the tick only moves the clock's face. A change, reaching the
+    instant, or the periodic look makes it advance."""
+    from auction.live.publish import generation, mark_dirty
+    from auction.services import sim
+    from auction.services.store import DbStore
+
+    auctioneer_run()
+    clock_resume()
+    _settle(ticks)
+    due = DbStore().next_due()
+    assert due is not None and due > sim_now() + 1  # the seed's next event is seconds away
+    advances, marks = ticks["advance"], ticks["mark"]
+    sim.sim_tick_run()
+    assert ticks["advance"] == advances and ticks["mark"] == marks + 1  # the face moved, nothing else
+    mark_dirty("tray")  # something changed: look again
+    sim.sim_tick_run()
+    assert ticks["advance"] == advances + 1
+    _settle(ticks)
+    advances = ticks["advance"]
+    known = sim._next_due
+    assert known is not None
+    # The counter unchanged, the remembered instant reached by the clock: advance.
+    sim._next_due = sim._NextDue(generation(), known.clock, sim_now() - 0.5, time.monotonic())
+    sim.sim_tick_run()
+    assert ticks["advance"] == advances + 1
+    # ... and however long since, a full look every TICK_RECHECK_S.
+    sim._next_due = sim._NextDue(generation(), known.clock, sim_now() + 100,
+                                 time.monotonic() - sim.TICK_RECHECK_S)
+    sim.sim_tick_run()
+    assert ticks["advance"] == advances + 2

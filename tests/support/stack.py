@@ -66,13 +66,15 @@ class LiveStack:
         self.url = f"http://127.0.0.1:{self.port}/"
         self.log_path = self.var / "supervise.log"
         self.env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DJANGO_SETTINGS_MODULE")}
+        # PYTHONPATH: celery and daphne import this checkout's code, not whichever one
+        # the virtualenv's editable install names (a git worktree's tests test the worktree).
         self.env.update(
             DIEGO_VAR_DIR=str(self.var), PORT=str(self.port), HOST="127.0.0.1",
-            DIEGO_ADMIN_PASSWORD=ADMIN_PASSWORD, PYTHONUNBUFFERED="1",
+            DIEGO_ADMIN_PASSWORD=ADMIN_PASSWORD, PYTHONUNBUFFERED="1", PYTHONPATH=str(ROOT),
         )
         if not otto:
-            # The Otto auctioneer ticks every 20 ms: on two cores, stacks that do not
-            # test Otto run their own clocks faster without it.
+            # Stacks that do not test Otto start faster, and start fewer processes on two
+            # cores, without it (idle, it waits on its channels: otto.md 11).
             self.env["DIEGO_OTTO"] = "0"
         self.pg_database = ""
         if os.environ.get("DATABASE_URL", "").startswith("postgres"):
@@ -149,7 +151,7 @@ class LiveStack:
 
     def start_beat(self, name: str = "beat") -> subprocess.Popen[bytes]:
         return self.spawn(name, "-m", "celery", "-A", "diego_web", "beat", "-l", "warning",
-                          "--scheduler", "django_celery_beat.schedulers:DatabaseScheduler",
+                          "--scheduler", "diego_web.beat:IdleDatabaseScheduler",
                           "--pidfile=", f"--schedule={self.var / name}")
 
     def cli(self, *args: str) -> str:
