@@ -17,8 +17,10 @@ from typing import Any
 from django.core.exceptions import RequestDataTooBig
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest, JsonResponse
+from django.http.request import RawPostDataException
 from django.views.decorators.csrf import csrf_exempt
 
+from auction.bbs.validation import storable_text
 from auction.services.errors import BBSError, InvalidRequest
 
 log = logging.getLogger(__name__)
@@ -93,6 +95,10 @@ def json_body(request: HttpRequest) -> dict[str, Any]:
         raw = request.body
     except RequestDataTooBig:
         raise InvalidRequest("request body too large") from None
+    except RawPostDataException:
+        # A form body was already parsed (the CSRF check of a session write reads the form):
+        # the API reads JSON only.
+        raise InvalidRequest("request body must be JSON (Content-Type: application/json)") from None
     try:
         body = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
@@ -140,7 +146,13 @@ def _encode_token(key: Sequence[Any]) -> str:
     return base64.urlsafe_b64encode(json.dumps(list(key)).encode()).decode().rstrip("=")
 
 
+MAX_TOKEN_LENGTH = 1024
+
+
 def _decode_token(token: str, types: Sequence[type]) -> list[Any]:
+    """The key a page token holds; anything else is refused before any query runs."""
+    if len(token) > MAX_TOKEN_LENGTH:
+        raise InvalidRequest("Invalid field: page_token")
     try:
         padded = token + "=" * (-len(token) % 4)
         key = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")).decode("utf-8"))
@@ -149,7 +161,7 @@ def _decode_token(token: str, types: Sequence[type]) -> list[Any]:
     if (not isinstance(key, list) or len(key) != len(types)
             or not all(type(k) is t for k, t in zip(key, types, strict=True))
             or any(isinstance(k, int) and not -(2**31) <= k < 2**31 for k in key)
-            or any(isinstance(k, str) and "\x00" in k for k in key)):
+            or any(isinstance(k, str) and not storable_text(k) for k in key)):
         raise InvalidRequest("Invalid field: page_token")
     return key
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from auction.bbs.validation import FieldError, invalid
+from auction.bbs.validation import FieldError, invalid, storable_text
 
 INT32_MAX = 2**31 - 1
 # A simulator, not a data centre: one request creates at most this many rows [project rule].
@@ -57,13 +57,7 @@ class Member:
 
 
 def _text_ok(value: str) -> bool:
-    if "\x00" in value:
-        return False
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate from a \ud800 escape
-        return False
-    return True
+    return storable_text(value)
 
 
 def _json_ok(value: Any, depth: int = 0) -> bool:

@@ -30,6 +30,18 @@ class FieldError:
     message: str
 
 
+def storable_text(value: str) -> bool:
+    """Text every door may pass on (bbs.md 1.5): no NUL (PostgreSQL can neither store nor
+    compare one) and no lone surrogate (not UTF-8, so not storable or printable)."""
+    if "\x00" in value:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def invalid(field: str) -> FieldError:
     return FieldError(field, f"Invalid field: {field}")
 
@@ -167,7 +179,7 @@ def task_errors(
 def domain_errors(*, domain: str, ttl: float | None) -> list[FieldError]:
     """Upserting a domain (bbs.md 5); a negative TTL is refused [project rule]."""
     errors: list[FieldError] = []
-    if not domain:
+    if not domain or len(domain) > 255 or not storable_text(domain):
         errors.append(invalid("domain"))
     if _negative(ttl):
         errors.append(invalid("ttl"))

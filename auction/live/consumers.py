@@ -50,7 +50,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
     topics: list[str]
 
     async def connect(self) -> None:
-        query = parse_qs(self.scope.get("query_string", b"").decode())
+        query = parse_qs(self.scope.get("query_string", b"").decode("utf-8", "replace"))
         self.params = LiveParams.parse(query)
         self.topics = await database_sync_to_async(topics_for)(self.params)
         self.seq: dict[str, int] = {}

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from django.template.loader import render_to_string
 
+from auction.bbs.validation import storable_text
 from auction.live import fragments
 
 
@@ -27,7 +28,8 @@ class LiveParams:
     @classmethod
     def parse(cls, query: dict[str, list[str]]) -> LiveParams:
         def one(name: str) -> str:
-            return (query.get(name) or [""])[0][:64]
+            value = (query.get(name) or [""])[0][:64]
+            return value if storable_text(value) else ""  # a NUL would crash PostgreSQL
 
         return cls(view=one("view") or "grid", mode=one("mode"), zone=one("zone"))
 

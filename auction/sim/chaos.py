@@ -279,7 +279,8 @@ def chaos_args(name: str, raw: Mapping[str, Any]) -> dict[str, Any]:
 def _value(param: Param, value: Any) -> Any:
     bad = ChaosError(f"Invalid field: {param.name}")
     if param.kind in ("count", "index"):
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit() and len(value.strip()) <= 12:
+        digits = value.strip().lstrip("-") if isinstance(value, str) else ""
+        if digits.isascii() and digits.isdigit() and len(value.strip()) <= 12:  # not "²"
             value = int(value.strip())
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_INSTANCES:
             raise bad
