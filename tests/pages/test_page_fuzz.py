@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from django.conf import settings as django_settings
 from django.contrib.auth.models import Permission, User
 from django.test import Client
 from hypothesis import HealthCheck, given, settings
@@ -73,6 +74,7 @@ def _check(response, where: tuple) -> None:  # type: ignore[no-untyped-def]
     status = response.status_code
     REQUESTS[status >= 500] += 1
     assert status < 500, (*where, response.content[:300])
+    assert django_settings.SECRET_KEY.encode() not in response.content, where  # dashboard.md AD5
     if status == 400 and response["Content-Type"].startswith("text/html"):
         assert b"Traceback" not in response.content, where
 
