@@ -11,6 +11,7 @@ import base64
 import binascii
 import json
 import logging
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -114,7 +115,13 @@ def ok(data: dict[str, Any], status: int = 200) -> JsonResponse:
 
 def nanoseconds(sim_seconds: float | None) -> int:
     """Diego shows times as integer nanoseconds (bbs.md 0); absent times are 0."""
-    return 0 if sim_seconds is None else int(round(sim_seconds * 1e9))
+    if sim_seconds is None:
+        return 0
+    # Diego's int64; a row stored before the limits of bbs.md 1.6 may lie beyond it.
+    ns = sim_seconds * 1e9
+    if not math.isfinite(ns) or abs(ns) >= 2**63:
+        return (2**63 - 1) if ns > 0 else -(2**63 - 1)
+    return int(round(ns))
 
 
 def query_int(request: HttpRequest, name: str) -> int | None:
