@@ -107,6 +107,10 @@ def test_no_page_answers_5xx(operator_client) -> None:  # type: ignore[no-untype
         for page in PAGES:
             slots = {name: hostile for name in DEFAULTS if "{" + name + "}" in page}
             _get(client, _url(page, {**defaults, **slots}), {name: hostile for name in QUERY})
+        # One at a time where a bad first parameter would hide the next (auction.md 8.2:
+        # 333 "(" in objective.f was a RecursionError behind valid strategies).
+        for name in ("objective.f", "seed", "t", "diego.scw"):
+            _get(client, "/compare/", {"strategies": "diego,objective", name: hostile})
 
 
 def test_no_control_answers_5xx(operator_client) -> None:  # type: ignore[no-untyped-def]
