@@ -51,7 +51,10 @@ def unstorable_field(request: HttpRequest) -> str | None:
     """The name of the first part of the request holding unstorable text, or None."""
     if not storable_text(request.path):
         return _path_field(request.path_info)
-    bad = _first_bad(request.GET.lists())
+    try:
+        bad = _first_bad(request.GET.lists())
+    except TooManyFieldsSent:
+        return "query"
     if bad:
         return bad
     if not storable_text(request.META.get("QUERY_STRING", "")):

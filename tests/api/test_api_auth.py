@@ -115,3 +115,14 @@ def test_session_write_with_a_form_body_is_refused_not_a_500(cluster, operator) 
         response = client.post("/api/v1/desired_lrps", data, headers={"X-CSRFToken": csrf})
         assert response.status_code == 400, response.content[:300]
         assert json.loads(response.content)["error"]["type"] == "InvalidRequest"
+
+
+def test_edge_refusals_speak_json_under_the_api(client) -> None:
+    """bbs.md 1.5: a NUL in a header or cookie, or more query fields than Django parses,
+    is the BBS error shape under /api/, not an HTML page."""
+    many = "&".join(f"f{i}=1" for i in range(1200))
+    for response in (client.get(f"/api/v1/cells?{many}"),
+                     client.get("/api/v1/cells", headers={"Last-Event-ID": "1\x00"}),
+                     client.get("/api/v1/cells", headers={"Cookie": "sessionid=a\x00b"})):
+        assert response.status_code == 400, response.content[:200]
+        assert response.json()["error"]["type"] == "InvalidRequest"
