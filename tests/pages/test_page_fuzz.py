@@ -135,10 +135,56 @@ def test_no_control_answers_5xx(operator_client) -> None:  # type: ignore[no-unt
                   {"action": "bump", "domain": "cf-apps", "ttl": "120", name: hostile})
 
 
+ADMIN_FORMS = {
+    "/admin/auction/desiredlrp/add/": {
+        "process_guid": "fz", "domain": "cf-apps", "rootfs": "preloaded:cflinuxfs4",
+        "instances": "1", "memory_mb": "1", "disk_mb": "1", "max_pids": "0",
+        "placement_tags": "[]", "volume_drivers": "[]", "ports": "[]", "start_timeout_ms": "0",
+        "routes": "{}", "annotation": "", "start_delay_s": "1", "crash_probability": "0",
+        "crash_after_s": "1", "actual_lrps-TOTAL_FORMS": "0", "actual_lrps-INITIAL_FORMS": "0"},
+    "/admin/auction/desiredlrp/lrp-a/change/": {
+        "instances": "2", "routes": "{}", "annotation": "", "start_delay_s": "1",
+        "crash_probability": "0", "crash_after_s": "1",
+        "actual_lrps-TOTAL_FORMS": "0", "actual_lrps-INITIAL_FORMS": "0"},
+    "/admin/auction/task/add/": {
+        "task_guid": "fz", "domain": "cf-tasks", "placement_mode": "diego", "duration_s": "1",
+        "completion_callback_url": "", "rootfs": "preloaded:cflinuxfs4", "memory_mb": "1",
+        "disk_mb": "1", "max_pids": "0", "placement_tags": "[]", "volume_drivers": "[]",
+        "annotation": ""},
+    "/admin/auction/domain/add/": {"name": "fz", "ttl_s": "1"},
+    "/admin/auction/cell/add/": {"cell_id": "fz", "zone": "1", "index": "9", "memory_mb": "1",
+                                 "disk_mb": "1", "containers": "1", "proxy_memory_mb": "0"},
+}
+# What overflowed a door before the registry (bbs.md 1.6), and what no number is.
+NUMBERS = [str(2**63 - 1), str(10**20), "1e300", "-1", "inf", "nan", "[70000]", '["a"]', "²"]
+
+
+def test_no_admin_form_answers_5xx(operator_client) -> None:  # type: ignore[no-untyped-def]
+    """bbs.md 1.6: the admin's forms refuse out-of-range and hostile values with a form
+    error (a 200 page) or the edge's 400, never a 500."""
+    client, _ = operator_client
+    admin = User.objects.create_superuser("fuzz-admin", password="pw-for-tests")
+    client.force_login(admin)
+    from auction.models import Zone
+
+    zone = str(Zone.objects.first().pk)
+    for url, form in ADMIN_FORMS.items():
+        form = {**form, **({"zone": zone} if "zone" in form else {})}
+        for bad in [*HOSTILE, *NUMBERS]:
+            _post(client, url, {**{name: bad for name in form if "FORMS" not in name},
+                                **{k: v for k, v in form.items() if "FORMS" in k}})
+        for name in form:
+            if "FORMS" in name:
+                continue
+            for bad in NUMBERS:
+                _post(client, url, {**form, name: bad})
+
+
 def test_the_page_fuzz_sent_requests_and_none_answered_5xx(request: pytest.FixtureRequest) -> None:
     """Runs after the two above (same module): the counts the report quotes."""
     names = {item.name for item in request.session.items}
-    if not {"test_no_page_answers_5xx", "test_no_control_answers_5xx"} <= names:
+    if not {"test_no_page_answers_5xx", "test_no_control_answers_5xx",
+            "test_no_admin_form_answers_5xx"} <= names:
         pytest.skip("only part of the fuzz was selected")
     print(f"page fuzz: {sum(REQUESTS)} requests, {REQUESTS[1]} answered 5xx")
     assert REQUESTS[0] > 500 and REQUESTS[1] == 0
