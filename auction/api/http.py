@@ -11,14 +11,17 @@ import base64
 import binascii
 import json
 import logging
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest, JsonResponse
+from django.http.request import RawPostDataException
 from django.views.decorators.csrf import csrf_exempt
 
+from auction.bbs.validation import storable_text
 from auction.services.errors import BBSError, InvalidRequest
 
 log = logging.getLogger(__name__)
@@ -93,6 +96,10 @@ def json_body(request: HttpRequest) -> dict[str, Any]:
         raw = request.body
     except RequestDataTooBig:
         raise InvalidRequest("request body too large") from None
+    except RawPostDataException:
+        # A form body was already parsed (the CSRF check of a session write reads the form):
+        # the API reads JSON only.
+        raise InvalidRequest("request body must be JSON (Content-Type: application/json)") from None
     try:
         body = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
@@ -108,7 +115,13 @@ def ok(data: dict[str, Any], status: int = 200) -> JsonResponse:
 
 def nanoseconds(sim_seconds: float | None) -> int:
     """Diego shows times as integer nanoseconds (bbs.md 0); absent times are 0."""
-    return 0 if sim_seconds is None else int(round(sim_seconds * 1e9))
+    if sim_seconds is None:
+        return 0
+    # Diego's int64; a row stored before the limits of bbs.md 1.6 may lie beyond it.
+    ns = sim_seconds * 1e9
+    if not math.isfinite(ns) or abs(ns) >= 2**63:
+        return (2**63 - 1) if ns > 0 else -(2**63 - 1)
+    return int(round(ns))
 
 
 def query_int(request: HttpRequest, name: str) -> int | None:
@@ -140,7 +153,13 @@ def _encode_token(key: Sequence[Any]) -> str:
     return base64.urlsafe_b64encode(json.dumps(list(key)).encode()).decode().rstrip("=")
 
 
+MAX_TOKEN_LENGTH = 1024
+
+
 def _decode_token(token: str, types: Sequence[type]) -> list[Any]:
+    """The key a page token holds; anything else is refused before any query runs."""
+    if len(token) > MAX_TOKEN_LENGTH:
+        raise InvalidRequest("Invalid field: page_token")
     try:
         padded = token + "=" * (-len(token) % 4)
         key = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")).decode("utf-8"))
@@ -149,7 +168,7 @@ def _decode_token(token: str, types: Sequence[type]) -> list[Any]:
     if (not isinstance(key, list) or len(key) != len(types)
             or not all(type(k) is t for k, t in zip(key, types, strict=True))
             or any(isinstance(k, int) and not -(2**31) <= k < 2**31 for k in key)
-            or any(isinstance(k, str) and "\x00" in k for k in key)):
+            or any(isinstance(k, str) and not storable_text(k) for k in key)):
         raise InvalidRequest("Invalid field: page_token")
     return key
 

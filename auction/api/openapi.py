@@ -195,14 +195,17 @@ def _write(op_id: str, summary: str, status: int, answer: dict[str, Any], *codes
 def document() -> dict[str, Any]:
     doc = _document()
     for item in doc["paths"].values():
-        if any(p["in"] == "path" for p in item.get("parameters", [])):
-            for method, op in item.items():
-                if method in HTTP_METHODS:
-                    # A path value with a NUL is an InvalidRequest (endpoint()), one with
-                    # a / matches no route (ResourceNotFound), whatever the operation.
-                    op["responses"].update({code: answer for code, answer in _errors(400, 404).items()
-                                            if code not in op["responses"]})
-                    op["responses"] = dict(sorted(op["responses"].items()))
+        has_path_value = any(p["in"] == "path" for p in item.get("parameters", []))
+        for method, op in item.items():
+            if method not in HTTP_METHODS:
+                continue
+            # Any operation: a NUL or a lone surrogate in the path, a query parameter or a
+            # header is an InvalidRequest at the edge (bbs.md 1.5); a path value with a /
+            # matches no route (ResourceNotFound).
+            codes = (400, 404) if has_path_value else (400,)
+            op["responses"].update({code: answer for code, answer in _errors(*codes).items()
+                                    if code not in op["responses"]})
+            op["responses"] = dict(sorted(op["responses"].items()))
     return doc
 
 

@@ -15,11 +15,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from auction.bbs.validation import FieldError, invalid
+from auction.bbs.validation import (
+    INT32_MAX,
+    LIMITS,
+    MAX_PORTS,
+    TEXT_LIMITS,
+    FieldError,
+    invalid,
+    storable_text,
+)
 
-INT32_MAX = 2**31 - 1
-# A simulator, not a data centre: one request creates at most this many rows [project rule].
-MAX_INSTANCES = 100_000
+# The limits are the registry's (bbs.md 1.6), shared with every other door.
+MAX_INSTANCES = LIMITS["instances"].maximum
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +47,9 @@ class Member:
             "number": {"type": "number"},
             "boolean": {"type": "boolean"},
             "strings": {"type": "array", "items": {"type": "string"}},
-            "integers": {"type": "array", "items": {"type": "integer", "minimum": 0,
-                                                     "maximum": 65535}},
+            "integers": {"type": "array", "maxItems": MAX_PORTS,
+                         "items": {"type": "integer", "minimum": LIMITS["port"].minimum,
+                                   "maximum": LIMITS["port"].maximum}},
             "object": {"type": "object"},
             "json": {},
         }[self.kind].copy()
@@ -57,13 +65,7 @@ class Member:
 
 
 def _text_ok(value: str) -> bool:
-    if "\x00" in value:
-        return False
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate from a \ud800 escape
-        return False
-    return True
+    return storable_text(value)
 
 
 def _json_ok(value: Any, depth: int = 0) -> bool:
@@ -108,8 +110,8 @@ def member_ok(member: Member, value: Any) -> bool:
         return (isinstance(value, list) and len(value) <= 256
                 and all(isinstance(v, str) and _text_ok(v) and len(v) <= 255 for v in value))
     if kind == "integers":
-        return (isinstance(value, list) and len(value) <= 64
-                and all(_int_ok(v, 65535) and v >= 0 for v in value))
+        return (isinstance(value, list) and len(value) <= MAX_PORTS
+                and all(LIMITS["port"].admits(v) for v in value))
     if kind == "object":
         return isinstance(value, dict) and _json_ok(value)
     if kind == "json":
@@ -125,24 +127,24 @@ def type_errors(body: Mapping[str, Any], members: tuple[Member, ...]) -> list[Fi
 
 
 DESIRED_LRP = (
-    Member("process_guid", "string", "The key; ^[a-zA-Z0-9_-]+$.", max_length=255, required=True),
-    Member("domain", "string", "The domain whose freshness governs its extras.", max_length=255,
+    Member("process_guid", "string", "The key; ^[a-zA-Z0-9_-]+$.", max_length=TEXT_LIMITS["process_guid"], required=True),
+    Member("domain", "string", "The domain whose freshness governs its extras.", max_length=TEXT_LIMITS["domain"],
            required=True),
     Member("rootfs", "string", "A URL with a scheme, e.g. preloaded:cflinuxfs4 or "
-           "docker:///org/img#tag.", max_length=1024, required=True),
+           "docker:///org/img#tag.", max_length=TEXT_LIMITS["rootfs"], required=True),
     Member("instances", "integer", "Wanted instances (0 is valid).", maximum=MAX_INSTANCES),
-    Member("memory_mb", "integer", "Memory per instance, MB (0 = unlimited)."),
-    Member("disk_mb", "integer", "Disk per instance, MB (0 = unlimited)."),
-    Member("max_pids", "integer", "0 = unlimited."),
+    Member("memory_mb", "integer", "Memory per instance, MB (0 = unlimited).", maximum=LIMITS["memory_mb"].maximum),
+    Member("disk_mb", "integer", "Disk per instance, MB (0 = unlimited).", maximum=LIMITS["disk_mb"].maximum),
+    Member("max_pids", "integer", "0 = unlimited.", maximum=LIMITS["max_pids"].maximum),
     Member("placement_tags", "strings", "Tags a cell must carry."),
     Member("volume_drivers", "strings", "Volume drivers a cell must offer."),
     Member("routes", "object", "Router name → opaque JSON; 131,072 bytes at most."),
     Member("annotation", "string", "Arbitrary metadata; 10,240 bytes at most."),
     Member("ports", "integers", "Container ports."),
-    Member("start_timeout_ms", "integer"),
-    Member("start_delay_s", "number", "Simulation: sim seconds from CLAIMED to RUNNING."),
-    Member("crash_probability", "number", "Simulation: chance (0-1) that a start crashes."),
-    Member("crash_after_s", "number", "Simulation: sim seconds from RUNNING to that crash."),
+    Member("start_timeout_ms", "integer", maximum=LIMITS["start_timeout_ms"].maximum),
+    Member("start_delay_s", "number", "Simulation: sim seconds from CLAIMED to RUNNING.", maximum=LIMITS["start_delay_s"].maximum),
+    Member("crash_probability", "number", "Simulation: chance (0-1) that a start crashes.", maximum=LIMITS["crash_probability"].maximum),
+    Member("crash_after_s", "number", "Simulation: sim seconds from RUNNING to that crash.", maximum=LIMITS["crash_after_s"].maximum),
 )
 
 DESIRED_LRP_UPDATE = (
@@ -152,23 +154,24 @@ DESIRED_LRP_UPDATE = (
 )
 
 TASK = (
-    Member("task_guid", "string", "The key; ^[a-zA-Z0-9_-]+$.", max_length=255, required=True),
-    Member("domain", "string", max_length=255, required=True),
-    Member("rootfs", "string", max_length=1024, required=True),
-    Member("memory_mb", "integer"),
-    Member("disk_mb", "integer"),
-    Member("max_pids", "integer"),
+    Member("task_guid", "string", "The key; ^[a-zA-Z0-9_-]+$.", max_length=TEXT_LIMITS["task_guid"], required=True),
+    Member("domain", "string", max_length=TEXT_LIMITS["domain"], required=True),
+    Member("rootfs", "string", max_length=TEXT_LIMITS["rootfs"], required=True),
+    Member("memory_mb", "integer", maximum=LIMITS["memory_mb"].maximum),
+    Member("disk_mb", "integer", maximum=LIMITS["disk_mb"].maximum),
+    Member("max_pids", "integer", maximum=LIMITS["max_pids"].maximum),
     Member("placement_tags", "strings"),
     Member("volume_drivers", "strings"),
     Member("annotation", "string"),
     Member("completion_callback_url", "string", "Called when the task completes.", max_length=200),
-    Member("duration_s", "number", "Simulation: sim seconds the task runs once started."),
+    Member("duration_s", "number", "Simulation: sim seconds the task runs once started.", maximum=LIMITS["duration_s"].maximum),
     Member("placement_mode", "string", "Which auction places it (otto.md 9).",
            enum=("diego", "otto")),
 )
 
 DOMAIN_UPSERT = (
-    Member("ttl", "number", "Seconds until the domain goes stale; 0 = never.", required=True),
+    Member("ttl", "number", "Seconds until the domain goes stale; 0 = never.",
+           maximum=LIMITS["ttl"].maximum, required=True),
 )
 
 

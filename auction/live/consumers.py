@@ -52,7 +52,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
     topics: list[str]
 
     async def connect(self) -> None:
-        query = parse_qs(self.scope.get("query_string", b"").decode())
+        query = parse_qs(self.scope.get("query_string", b"").decode("utf-8", "replace"))
         self.params = LiveParams.parse(query)
         # The world epoch the page was drawn for (``services.world``), when it says.
         raw_epoch = (query.get("epoch") or [""])[0]

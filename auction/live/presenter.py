@@ -16,15 +16,41 @@ import json
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.template.loader import render_to_string
+from django.urls import Resolver404, resolve
 
+from auction.bbs.validation import storable_text
 from auction.live.groups import group
 from auction.live.publish import key_prefix, publish_html, state_redis
 from auction.permissions import is_operator
 
 PERMISSION = "auction.present"
 FIELDS = ("view", "query", "sel", "step")
+
+
+# The pages a follower may be sent to (dashboard.md C5): the app's own, by route name.
+FOLLOWABLE = frozenset({"home", "grid", "lrps", "events", "auctions", "auction-replay",
+                        "auction-cells", "compare", "otto"})
+DEFAULT_VIEW = "/grid/"
+
+
+def followable_view(view: str) -> str:
+    """``view`` when it is a same-origin relative path to one of the app's own pages,
+    else the grid: followers ``location.assign`` it, so ``//evil.example/phish``,
+    ``http://…``, ``javascript:…`` or ``/\\evil`` must never reach them."""
+    if (not view.startswith("/") or view.startswith("//") or "\\" in view
+            or not view.isprintable() or not storable_text(view)):
+        return DEFAULT_VIEW
+    parts = urlsplit(view)
+    if parts.scheme or parts.netloc or parts.query or parts.fragment:
+        return DEFAULT_VIEW
+    try:
+        match = resolve(parts.path)
+    except Resolver404:
+        return DEFAULT_VIEW
+    return view if match.url_name in FOLLOWABLE else DEFAULT_VIEW
 
 
 class PresenterError(Exception):
@@ -88,8 +114,7 @@ def presenter_publish_state(user: Any, state: dict[str, Any]) -> bool:
     if held is None or not _can_present(user) or held.user_id != user.pk:
         return False
     clean = {k: str(state.get(k, ""))[:500] for k in FIELDS}
-    if not clean["view"].startswith("/"):
-        clean["view"] = "/grid/"
+    clean["view"] = followable_view(clean["view"])
     _store(Presenter(held.user_id, held.name, held.since, clean))
     return True
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from django.template.loader import render_to_string
 
+from auction.bbs.validation import storable_text
 from auction.live import fragments
 
 
@@ -30,8 +31,14 @@ class LiveParams:
 
     @classmethod
     def parse(cls, query: dict[str, list[str]]) -> LiveParams:
+<<<<<<< HEAD
         def one(name: str, size: int = 64) -> str:
             return (query.get(name) or [""])[0][:size]
+=======
+        def one(name: str) -> str:
+            value = (query.get(name) or [""])[0][:64]
+            return value if storable_text(value) else ""  # a NUL would crash PostgreSQL
+>>>>>>> harden
 
         from auction.selectors.feed import events_query
 

@@ -93,6 +93,7 @@ class DesiredLRP(models.Model):
             process_guid=self.process_guid, domain=self.domain, rootfs=self.rootfs,
             instances=self.instances, memory_mb=self.memory_mb, disk_mb=self.disk_mb,
             max_pids=self.max_pids, annotation=self.annotation, routes=self.routes,
+            ports=self.ports, start_timeout_ms=self.start_timeout_ms,
         ) + simulation_errors(start_delay_s=self.start_delay_s,
                               crash_probability=self.crash_probability,
                               crash_after_s=self.crash_after_s)

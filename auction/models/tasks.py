@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from auction.bbs.validation import FieldError, invalid, task_errors
+from auction.bbs.validation import FieldError, task_errors
 from auction.models.cluster import raise_field_errors
 from auction.models.fields import StringListField
 
@@ -81,10 +81,8 @@ class Task(models.Model):
         errors = task_errors(
             task_guid=self.task_guid, domain=self.domain, rootfs=self.rootfs,
             memory_mb=self.memory_mb, disk_mb=self.disk_mb, max_pids=self.max_pids,
-            annotation=self.annotation,
+            annotation=self.annotation, duration_s=self.duration_s,
         )
-        if self.duration_s is not None and self.duration_s < 0:
-            errors.append(invalid("duration_s"))
         return errors
 
     def clean(self) -> None:

@@ -22,7 +22,6 @@ from auction.services.errors import (
     reject_unknown_members,
 )
 from auction.services.store import DbStore, sim_app
-from auction.sim.chaos import MAX_INSTANCES
 from auction.sim.lrps import lrp_desire, lrp_remove, lrp_retire, lrp_update
 
 DESIRED_FIELDS = (
@@ -46,8 +45,6 @@ def desired_lrp_desire(spec: Mapping[str, Any], *, source: str = "system", user:
     errors = desired.bbs_errors()
     if errors:
         raise InvalidRequest(bbs_message(errors))
-    if desired.instances > MAX_INSTANCES:
-        raise InvalidRequest(f"Invalid field: instances (at most {MAX_INSTANCES})")
     now = sim_now()
     try:
         with transaction.atomic():
@@ -79,8 +76,6 @@ def desired_lrp_update(process_guid: str, update: Mapping[str, Any], *, source: 
     errors = desired_lrp_update_errors(update)
     if errors:
         raise InvalidRequest(bbs_message(errors))
-    if update.get("instances", 0) > MAX_INSTANCES:
-        raise InvalidRequest(f"Invalid field: instances (at most {MAX_INSTANCES})")
     now = sim_now()
     with transaction.atomic():
         desired = DesiredLRP.objects.select_for_update().filter(process_guid=process_guid).first()

@@ -299,7 +299,8 @@
     });
     if (!active) return;
     var view = state.dataset.view || "";
-    if (!view) return;
+    // Same-origin relative paths only (the server checks them too, dashboard.md C5).
+    if (!/^\/(?![\/\\])[A-Za-z0-9_\-\/]*$/.test(view)) return;
     var here = new URLSearchParams(location.search);
     var target = new URLSearchParams(state.dataset.query || "");
     // A kiosk keeps its own screen settings and token; everything else follows.

@@ -11,7 +11,7 @@ from typing import Any
 
 ANNOTATIONS = {"description"}
 KEYWORDS = {"type", "properties", "required", "additionalProperties", "items", "enum", "$ref",
-            "oneOf", "maxLength", "minimum", "maximum"} | ANNOTATIONS
+            "oneOf", "maxLength", "maxItems", "minimum", "maximum"} | ANNOTATIONS
 
 
 class KeywordUnknown(AssertionError):
@@ -56,6 +56,8 @@ def errors(value: Any, schema: dict[str, Any], components: dict[str, Any],
             found.append(f"{at}: {value!r:.80} matches {len(matching)} of oneOf")
     if "enum" in schema and value not in schema["enum"]:
         found.append(f"{at}: {value!r:.80} not in {schema['enum']}")
+    if isinstance(value, list) and "maxItems" in schema and len(value) > schema["maxItems"]:
+        found.append(f"{at}: more than {schema['maxItems']} items")
     if isinstance(value, str) and "maxLength" in schema and len(value) > schema["maxLength"]:
         found.append(f"{at}: longer than {schema['maxLength']}")
     if _is("number", value):

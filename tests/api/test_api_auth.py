@@ -102,3 +102,27 @@ def test_admin_edits_are_audited_with_their_user(cluster, admin_client) -> None:
     assert response.status_code == 302, response.content[:2000]
     entry = AuditEntry.objects.get(action="desired_lrp_update", target="lrp-a")
     assert (entry.source, entry.user.username, entry.diff["instances"]) == ("admin", "admin", [3, 5])
+
+
+def test_session_write_with_a_form_body_is_refused_not_a_500(cluster, operator) -> None:
+    """bbs.md 1.5: the CSRF check of a session write reads a form body; the API then
+    answers that it reads JSON only (it was a RawPostDataException, a 500)."""
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(operator)
+    client.get("/admin/login/")
+    csrf = client.cookies["csrftoken"].value
+    for data in ({"instances": "3"}, {"csrfmiddlewaretoken": csrf, "instances": "3"}):
+        response = client.post("/api/v1/desired_lrps", data, headers={"X-CSRFToken": csrf})
+        assert response.status_code == 400, response.content[:300]
+        assert json.loads(response.content)["error"]["type"] == "InvalidRequest"
+
+
+def test_edge_refusals_speak_json_under_the_api(client) -> None:
+    """bbs.md 1.5: a NUL in a header or cookie, or more query fields than Django parses,
+    is the BBS error shape under /api/, not an HTML page."""
+    many = "&".join(f"f{i}=1" for i in range(1200))
+    for response in (client.get(f"/api/v1/cells?{many}"),
+                     client.get("/api/v1/cells", headers={"Last-Event-ID": "1\x00"}),
+                     client.get("/api/v1/cells", headers={"Cookie": "sessionid=a\x00b"})):
+        assert response.status_code == 400, response.content[:200]
+        assert response.json()["error"]["type"] == "InvalidRequest"

@@ -114,6 +114,17 @@ def test_expression_limits_and_weights_auction_md_8_2():
                  cfg("objective", objective=ObjectiveConfig(expression="r.bad")))
 
 
+@pytest.mark.parametrize("text", ["(" * 333, "-" * 998, "(" * 65 + "1" + ")" * 65,
+                                  "1" + " + 1" * 64, "-" * 65 + "1"])
+def test_nesting_is_bounded_with_a_clear_error_auction_md_8_2(text):
+    """auction.md 8.2: more than 64 levels of nesting is refused by name, never a
+    RecursionError (333 "(" or 998 "-" crashed the compare page)."""
+    with pytest.raises(ObjectiveError, match="nested deeper than 64 levels"):
+        parse(text)
+    parse("(" * 60 + "1" + ")" * 60)
+    parse("1" + " + 1" * 60)
+
+
 def test_expression_semantics_auction_md_8_2():
     """auction.md 8.2: precedence, unary minus, fmod sign, count, -inf on /0 or mod 0."""
     env = {"r.index": 3, "azs": 0.0, "alpha": 0.5, "r.running_app_ids": {7: 2},

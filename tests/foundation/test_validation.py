@@ -125,3 +125,29 @@ def test_domain_and_cell_checks() -> None:
         cell_errors(cell_id="c 1", index=-1, memory_mb=0, disk_mb=0, containers=0, proxy_memory_mb=-1)
     ) == ("Invalid field: cell_id, Invalid field: index, Invalid field: memory_mb, "
           "Invalid field: disk_mb, Invalid field: containers, Invalid field: proxy_memory_mb")
+
+
+def test_the_registry_of_limits_bbs_md_1_6() -> None:
+    """bbs.md 1.6: closed ranges; integers must be ints (not bools, floats or text);
+    numbers finite; ports a short list of 0…65535; text bounded and storable."""
+    from auction.bbs.validation import (
+        LIMITS,
+        MAX_INSTANCES,
+        out_of_range,
+        ports_invalid,
+        text_too_long,
+    )
+
+    assert not out_of_range("instances", 0) and not out_of_range("instances", MAX_INSTANCES)
+    assert not out_of_range("instances", None)
+    for bad in (-1, MAX_INSTANCES + 1, 10**20, True, 1.0, "1", float("nan")):
+        assert out_of_range("instances", bad), bad
+    assert not out_of_range("ttl", 0) and not out_of_range("ttl", 120.5)
+    for bad in (1e300, float("inf"), -0.5, LIMITS["ttl"].maximum * 1.01):
+        assert out_of_range("ttl", bad), bad
+    assert not ports_invalid([]) and not ports_invalid([0, 8080, 65535]) and not ports_invalid(None)
+    for bad in ([70000], ["a"], [-1], [True], [8080.0], list(range(65)), "8080", {"p": 1}):
+        assert ports_invalid(bad), bad
+    assert not text_too_long("domain", "d" * 255)
+    assert text_too_long("domain", "d" * 256) and text_too_long("domain", "a\x00")
+    assert text_too_long("domain", "\ud800")

@@ -91,3 +91,21 @@ async def test_rep_starts_reach_the_grid() -> None:
     while 'data-instance="lrp-b.0" data-state="RUNNING"' not in frame:
         frame = await communicator.receive_from(timeout=5)
     await communicator.disconnect()
+
+
+async def test_unknown_socket_path_is_refused_at_the_handshake() -> None:
+    """dashboard.md U5: /ws/nope/ is refused (the router alone raised: a 500)."""
+    for path in ("/ws/nope/", "/ws/live/x", "/"):
+        communicator = WebsocketCommunicator(application, path, headers=ORIGIN)
+        connected, _ = await communicator.connect()
+        assert not connected, path
+
+
+async def test_unstorable_query_values_are_ignored_by_the_socket() -> None:
+    """dashboard.md U5: a NUL or broken UTF-8 in the socket's query is dropped, not a crash."""
+    communicator = WebsocketCommunicator(application, "/ws/live/?view=grid&zone=%00&mode=%ff",
+                                         headers=ORIGIN)
+    connected, _ = await communicator.connect()
+    assert connected
+    assert 'id="sim-clock"' in await communicator.receive_from(timeout=5)
+    await communicator.disconnect()

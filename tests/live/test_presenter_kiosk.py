@@ -110,3 +110,27 @@ def test_kiosk_link_prints_a_url_that_opens_the_kiosk(client) -> None:  # type: 
     assert response.status_code == 200 and b'class="kiosk"' in response.content
     with pytest.raises(CommandError, match="unknown mode 'tiles'"):
         call_command("kiosk_link", "--mode", "tiles", stdout=StringIO(), stderr=StringIO())
+
+
+@pytest.mark.parametrize("view", [
+    "//evil.example/phish", "http://evil.example/", "https://evil.example/grid/",
+    "javascript:alert(1)", "/\\evil.example", "/\\/evil.example", "/grid/?x=1", "/grid/#x",
+    "/admin/", "/api/v1/desired_lrps", "/controls/clock/", "/nowhere/", "/grid/\x00",
+    "grid/", "", " /grid/", "/grid/\n",
+])
+def test_presenter_views_are_the_apps_own_pages_only(view) -> None:
+    """dashboard.md C5: followers go only to same-origin paths of the app's own pages."""
+    ann = _presenter("ann")
+    presenter_take(ann)
+    assert presenter_publish_state(ann, {"view": view})
+    assert current_presenter().state["view"] == "/grid/"
+
+
+@pytest.mark.parametrize("view", ["/grid/", "/lrps/", "/events/", "/auctions/", "/auctions/3/",
+                                  "/auctions/3/cells/", "/compare/", "/otto/", "/"])
+def test_presenter_views_of_the_app_pass(view) -> None:
+    """dashboard.md C5: the dashboard's own pages are followed as reported."""
+    ann = _presenter("ann")
+    presenter_take(ann)
+    assert presenter_publish_state(ann, {"view": view})
+    assert current_presenter().state["view"] == view

@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 MAX_LENGTH = 1000
+# Nesting (parentheses, unary minus, count) and tree depth are bounded too: the parser and
+# the evaluator recurse, so 333 "(" or 998 "-" must be a clear error, not a RecursionError.
+MAX_DEPTH = 64
 
 NUMBER_NAMES = frozenset({
     "ai.instance_number", "ai.app_id", "ai.total_instances", "ai.memory_mb", "ai.disk_mb",
@@ -98,6 +101,7 @@ class _Parser:
     def __init__(self, text: str) -> None:
         self.tokens = _tokenize(text)
         self.i = 0
+        self.depth = 0
 
     def peek(self) -> tuple[str, str, int]:
         return self.tokens[self.i]
@@ -137,7 +141,16 @@ class _Parser:
                 return node
 
     def factor(self) -> Node:
+        self.depth += 1
+        try:
+            return self._factor()
+        finally:
+            self.depth -= 1
+
+    def _factor(self) -> Node:
         kind, text, pos = self.take()
+        if self.depth > MAX_DEPTH:
+            raise ObjectiveError(f"nested deeper than {MAX_DEPTH} levels", pos)
         if kind == "num":
             return Num(float(text))
         if kind == "op" and text == "-":
@@ -190,7 +203,25 @@ def parse(text: str) -> Node:
     kind, value, pos = parser.peek()
     if kind != "end":
         raise ObjectiveError(f"unexpected {value!r}", pos)
+    if _depth(node) > MAX_DEPTH:
+        raise ObjectiveError(f"nested deeper than {MAX_DEPTH} levels", 0)
     return node
+
+
+def _depth(root: Node) -> int:
+    """The tree's depth, without recursion (``1 + 1 + …`` nests to the left)."""
+    deepest = 0
+    stack: list[tuple[Node | str, int]] = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if isinstance(node, BinOp):
+            stack += [(node.left, depth + 1), (node.right, depth + 1)]
+        elif isinstance(node, Neg):
+            stack.append((node.operand, depth + 1))
+        elif isinstance(node, Count):
+            stack.append((node.scalar, depth + 1))
+    return deepest
 
 
 class _Undefined(Exception):

@@ -47,9 +47,12 @@ class Command(BaseCommand):
         wanted = os.environ.get("DIEGO_ADMIN_PASSWORD", "")
         user = users.objects.filter(username="admin").first()
         if user is None:
-            password = wanted or secrets.token_urlsafe(12)
+            if wanted:  # the operator's own password is never echoed to a log
+                users.objects.create_superuser("admin", "admin@example.invalid", wanted)
+                return "password from DIEGO_ADMIN_PASSWORD"
+            password = secrets.token_urlsafe(12)
             users.objects.create_superuser("admin", "admin@example.invalid", password)
-            # Printed once: it is not stored anywhere in clear.
+            # Printed once, because it was generated: it is not stored anywhere in clear.
             return f"password {password}"
         if wanted:
             user.set_password(wanted)
