@@ -31,14 +31,9 @@ class LiveParams:
 
     @classmethod
     def parse(cls, query: dict[str, list[str]]) -> LiveParams:
-<<<<<<< HEAD
         def one(name: str, size: int = 64) -> str:
-            return (query.get(name) or [""])[0][:size]
-=======
-        def one(name: str) -> str:
-            value = (query.get(name) or [""])[0][:64]
+            value = (query.get(name) or [""])[0][:size]
             return value if storable_text(value) else ""  # a NUL would crash PostgreSQL
->>>>>>> harden
 
         from auction.selectors.feed import events_query
 
