@@ -56,7 +56,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
         self.params = LiveParams.parse(query)
         # The world epoch the page was drawn for (``services.world``), when it says.
         raw_epoch = (query.get("epoch") or [""])[0]
-        self.epoch: int | None = int(raw_epoch) if raw_epoch.isdigit() else None
+        self.epoch: int | None = int(raw_epoch) if raw_epoch.isascii() and raw_epoch.isdigit() else None
         self.epoch_sent = False
         self.topics = await database_sync_to_async(topics_for)(self.params)
         self.seq: dict[str, int] = {}

@@ -40,7 +40,7 @@ class LiveParams:
         events = events_query({n: one(n, 200) for n in ("type", "app", "cell", "page")})
         page = one("page", 9)
         return cls(view=one("view") or "grid", mode=one("mode"), zone=one("zone"), events=events,
-                   page=int(page) if page.isdigit() and int(page) > 0 else 1)
+                   page=int(page) if page.isascii() and page.isdigit() and int(page) > 0 else 1)
 
 
 # view -> params -> topics it joins (sync: may read the zone list).
@@ -160,7 +160,7 @@ def _lrps(topic: str, params: LiveParams) -> str:
 def lrps_page_of(topic: str) -> int:
     """``lrps.p3`` → 3."""
     raw = topic.partition(".p")[2]
-    return int(raw) if raw.isdigit() and int(raw) > 0 else 1
+    return int(raw) if raw.isascii() and raw.isdigit() and int(raw) > 0 else 1
 
 
 def _events(topic: str, params: LiveParams) -> str:

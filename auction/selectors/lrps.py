@@ -374,7 +374,7 @@ def lrps_page(now: float | None = None, page: int | str = 1) -> LRPsPage:
     now = clock_row().now() if now is None else now
     rows, orphans, domains = lrp_rows(now)
     pages = max(1, -(-len(rows) // PER_PAGE))
-    number = min(max(1, int(page) if str(page).isdigit() else 1), pages)
+    number = min(max(1, int(page) if str(page).isascii() and str(page).isdigit() else 1), pages)
     shown = rows[(number - 1) * PER_PAGE:number * PER_PAGE]
     return LRPsPage(now=now, rows=shown, domains=list(domains.values()),
                     convergence=convergence_view(now), tasks=task_lines(now), orphans=orphans,
