@@ -69,7 +69,11 @@ def lrps_frame(page_number: int, unchanged: Callable[[str], bool]) -> list[str]:
     out = [html for name in ("lrps/domains.html", "lrps/convergence.html", "lrps/tasks.html")
            if not unchanged(html := render_to_string(name, ctx))]
     shell = render_to_string("lrps/table.html", ctx)
-    singles = [render_to_string("lrps/row.html", {"row": row, "oob_row": True}) for row in page.rows]
+    # One row alone goes in a <template> (a <tbody> outside a table is dropped by the HTML
+    # parser), appended to #lrp-updates by its holder; dashboard.js puts it in place of its
+    # old self.
+    singles = [f'<div id="lrp-update-{row.process_guid}" hx-swap-oob="beforeend:#lrp-updates"><template>'
+               f'{render_to_string("lrps/row.html", {"row": row})}</template></div>' for row in page.rows]
     if unchanged(shell):
         return out + [html for html in singles if not unchanged(html)]
     for html in singles:

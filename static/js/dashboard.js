@@ -109,6 +109,23 @@
     heldRows = {};
     heldOrder = null;
   }
+  // A changed row of desired vs actual arrives alone in a <template> (a bare <tbody> would
+  // be dropped by the parser): it replaces the row of the same id, in arrival order.
+  function placeRowUpdates() {
+    var box = document.getElementById("lrp-updates");
+    if (!box) return;
+    Array.prototype.forEach.call(box.querySelectorAll("template"), function (t) {
+      Array.prototype.forEach.call(t.content.querySelectorAll("tbody[id]"), function (row) {
+        var old = document.getElementById(row.id);
+        if (old) old.replaceWith(document.importNode(row, true));
+      });
+      t.remove();
+    });
+    restore();
+  }
+  document.addEventListener("htmx:oobAfterSwap", function (e) {
+    if (e.target && e.target.id === "lrp-updates") placeRowUpdates();
+  });
   // Two feed frames in one message: the first is taken before the second replaces it.
   document.addEventListener("htmx:oobBeforeSwap", function (e) {
     var target = e.detail && e.detail.target;
@@ -186,7 +203,7 @@
     });
   }
 
-  document.addEventListener("htmx:wsAfterMessage", function () { takeIncoming(); restore(); syncChoices(); });
+  document.addEventListener("htmx:wsAfterMessage", function () { placeRowUpdates(); takeIncoming(); restore(); syncChoices(); });
 
   // --- control answers: a 400/403/404 carries the reason; show it, do not drop it ----
   document.addEventListener("htmx:beforeSwap", function (e) {
