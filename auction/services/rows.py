@@ -24,7 +24,7 @@ from auction.bbs.changes import (
 )
 from auction.models import ActualLRP, Task
 from auction.selectors.bbs import model_ports
-from auction.services.bulk import bulk_set
+from auction.services.bulk import Values, bulk_insert, bulk_set
 
 # Core field → model field, where they differ.
 _ACTUAL_FIELD = {"process_guid": "desired_id"}
@@ -46,6 +46,20 @@ def actual_model_fields(row: core.ActualLRP) -> dict[str, Any]:
     return out
 
 
+_CREATE_SLOTS = tuple(n for n in core.ActualLRP.__slots__  # type: ignore[attr-defined]
+                      if n not in _SKIPPED)
+CREATE_FIELDS = tuple(_ACTUAL_FIELD.get(n, n) for n in _CREATE_SLOTS)
+_PORTS = _CREATE_SLOTS.index("ports")
+
+
+def actual_create_values(row: core.ActualLRP) -> list[Any]:
+    """A new row's values in ``CREATE_FIELDS`` order (what ``actual_model_fields`` gives,
+    as a list: no dict per row when a scale creates 100,000)."""
+    values = [getattr(row, n) for n in _CREATE_SLOTS]
+    values[_PORTS] = model_ports(values[_PORTS]) if values[_PORTS] else []
+    return values
+
+
 def _still_same(stored: dict[str, Any] | None, before: core.ActualLRP) -> bool:
     return stored is not None and (
         stored["state"] == before.state
@@ -65,11 +79,11 @@ def apply_row_ops(ops: Sequence[RowOp], pk_by_key: dict[core.RowKey, int]) -> li
             stored[row["id"]] = row
     applied: list[RowOp] = []
     deletes: list[int] = []
-    updates: dict[tuple[str, ...], list[ActualLRP]] = defaultdict(list)
-    creates: list[ActualLRP] = []
+    updates: dict[tuple[str, ...], list[Values]] = defaultdict(list)
+    creates: list[list[Any]] = []
     for op in ops:
         if isinstance(op, RowCreate):
-            creates.append(ActualLRP(**actual_model_fields(op.row)))
+            creates.append(actual_create_values(op.row))
             applied.append(op)
             continue
         pk = pk_by_key.get(op.key)
@@ -81,12 +95,13 @@ def apply_row_ops(ops: Sequence[RowOp], pk_by_key: dict[core.RowKey, int]) -> li
             changed = {(_ACTUAL_FIELD.get(k, k)): _actual_value(k, v)
                        for k, v in op.changed.items() if k not in _SKIPPED}
             if changed:
-                updates[tuple(sorted(changed))].append(ActualLRP(pk=pk, **changed))
+                updates[tuple(sorted(changed))].append(Values(pk, **changed))
         applied.append(op)
     _write(ActualLRP, deletes, updates)
     # Another writer may have created the same key since the snapshot (a desire racing
     # a pass): that row wins and ours is dropped, as a re-read action would.
-    ActualLRP.objects.bulk_create(creates, batch_size=BULK, ignore_conflicts=True)
+    # Tuples, not model instances: a scale to 100,000 writes them in well under a second.
+    bulk_insert(ActualLRP, CREATE_FIELDS, creates, ignore_conflicts=True)
     return applied
 
 
@@ -98,7 +113,7 @@ def apply_task_ops(ops: Sequence[TaskOp], pk_by_guid: dict[str, int]) -> list[Ta
     }
     applied: list[TaskOp] = []
     deletes: list[int] = []
-    updates: dict[tuple[str, ...], list[Task]] = defaultdict(list)
+    updates: dict[tuple[str, ...], list[Values]] = defaultdict(list)
     for op in ops:
         pk = pk_by_guid[op.before.task_guid]
         if stored.get(pk) != op.before.state:
@@ -107,7 +122,7 @@ def apply_task_ops(ops: Sequence[TaskOp], pk_by_guid: dict[str, int]) -> list[Ta
             deletes.append(pk)
         else:
             changed = {_TASK_FIELD.get(k, k): v for k, v in op.changed.items()}
-            updates[tuple(sorted(changed))].append(Task(pk=pk, **changed))
+            updates[tuple(sorted(changed))].append(Values(pk, **changed))
         applied.append(op)
     _write(Task, deletes, updates)
     return applied
