@@ -21,6 +21,7 @@ from auction.models import AuctionRun, ConvergenceRun, PendingWork
 from auction.selectors.clock import clock_row
 from auction.services.events import events_trim
 from auction.services.locks import cluster_lock
+from auction.services.retry import retry_locked
 from auction.services.store import DbStore
 from auction.services.world import world_changed
 from auction.sim.cfdot import ClusterView
@@ -56,6 +57,7 @@ class PassSummary:
     metrics: dict[str, int]
 
 
+@retry_locked
 def sim_advance(now: float | None = None, *, trim_events: bool = True) -> AdvanceReport | None:
     """Advance to ``now`` (default: the clock's now); None when another advance runs."""
     with cluster_lock(SIMULATION_LOCK) as held:
@@ -76,6 +78,7 @@ def sim_advance(now: float | None = None, *, trim_events: bool = True) -> Advanc
     return report
 
 
+@retry_locked
 def auctioneer_run(trigger: str = "queue", config: AuctionConfig | None = None) -> list[AuctionSummary]:
     """Auctions now, back to back while new work waits (auction.md 1 step 2); [] when
     another process holds the simulation."""
@@ -88,6 +91,7 @@ def auctioneer_run(trigger: str = "queue", config: AuctionConfig | None = None) 
         return _summaries(first)
 
 
+@retry_locked
 def auction_once(trigger: str = "queue", config: AuctionConfig | None = None) -> AuctionSummary | None:
     """One auction now, if any work is queued (carried-over work included)."""
     store = _store(config)
@@ -100,6 +104,7 @@ def auction_once(trigger: str = "queue", config: AuctionConfig | None = None) ->
     return summaries[0] if summaries else None
 
 
+@retry_locked
 def convergence_run(now: float) -> PassSummary:
     """One convergence pass at ``now``, off the timer (the next timed one stays due)."""
     store = DbStore()
