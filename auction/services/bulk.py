@@ -85,7 +85,8 @@ def bulk_insert(model: Any, fields: Sequence[str], rows: Iterable[Sequence[Any]]
                 ignore_conflicts: bool = False) -> int:
     """``INSERT`` one row per tuple of ``rows`` (values of ``fields``, in order), in
     multi-row statements; with ``ignore_conflicts`` a row that breaks a unique
-    constraint is skipped. Returns how many tuples were sent.
+    constraint is skipped. A column left out gets its field's default (the database has
+    none of Django's defaults). Returns how many tuples were sent.
 
     SQLite prepares one single-row statement and runs it per tuple (``executemany``, in
     C); PostgreSQL gets multi-row ``VALUES`` (one round trip per ``INSERT_ROWS``)."""
@@ -93,14 +94,18 @@ def bulk_insert(model: Any, fields: Sequence[str], rows: Iterable[Sequence[Any]]
     meta = model._meta
     quote = conn.ops.quote_name
     columns = [meta.get_field(name) for name in fields]
+    named = {f.attname for f in columns}
+    left_out = [f for f in meta.concrete_fields if f.attname not in named and not f.primary_key]
+    defaults = [f.get_default() for f in left_out]
+    columns += left_out
     # Only the columns the driver cannot take as they are get adapted.
     special = [(i, _adapter(f, conn)) for i, f in enumerate(columns)
                if not isinstance(f, _PLAIN) or isinstance(f, models.JSONField)]
 
     def prepare(values: Sequence[Any]) -> Sequence[Any]:
-        if not special:
+        if not special and not defaults:
             return values
-        out = list(values)
+        out = [*values, *defaults]
         for i, fn in special:
             out[i] = fn(out[i])
         return out

@@ -1,6 +1,6 @@
 """Recording BBS events (bbs.md 8) in the bounded log and publishing them after commit.
 
-A mass change is recorded as summaries (bbs.md 8, [project rule]): when one change
+A mass change is recorded as summaries (bbs.md 8.1, [project rule]): when one change
 emits more than ``EVENT_SUMMARY_OVER`` events of one ActualLRP type for one app, those
 become a single event of that type saying how many instances and which indices ("100000
 instances created for web (indices 0..99999)"), written where the first of them was.

@@ -66,7 +66,7 @@ EXPLAIN_MAX_VERDICTS = 200 * 200
 # The newest auctions keep every verdict; older ones a summary per item (dashboard.md 2).
 KEEP_FULL_RECORDS = 20
 CHUNK = 500
-# An auction of more items than this is recorded as a summary and a sample (bbs.md 8).
+# An auction of more items than this is recorded as a summary and a sample (bbs.md 8.1).
 RECORD_ITEMS_MAX = 1000
 RECORD_SAMPLE = 200
 QUEUE_FIELDS = ("kind", "ident", "process_guid", "index", "task_guid", "queued_at", "reason",
@@ -511,7 +511,7 @@ def _task_create(spec: SimTask) -> int:
 def _record_auction(record: RoundRecord) -> int:
     """The auction's replay record. A mass auction (more than ``RECORD_ITEMS_MAX`` items)
     is a summary: every failure counted per error, and the first ``RECORD_SAMPLE`` items
-    of its order as the sample the replay steps through (bbs.md 8 [project rule])."""
+    of its order as the sample the replay steps through (bbs.md 8.1 [project rule])."""
     from auction.selectors.auctions import explanation_summary
 
     result = record.result
