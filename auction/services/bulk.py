@@ -64,6 +64,9 @@ def bulk_set(model: Any, objs: Sequence[Any], fields: Sequence[str], batch_size:
     pk = meta.pk
     columns = [meta.get_field(name) for name in fields]
     adapt = [(f.attname, _adapter(f, conn)) for f in columns]
+    if conn.vendor == "postgresql":
+        _copy_set(conn, meta, pk, columns, adapt, objs)
+        return
     row = "(" + ", ".join([_slot(pk, conn, pk.rel_db_type(conn))] + [_slot(f, conn) for f in columns]) + ")"
     names = ", ".join(["row_pk"] + [f"v{i}" for i in range(len(columns))])
     sets = ", ".join(f"{quote(f.column)} = v.v{i}" for i, f in enumerate(columns))
@@ -81,6 +84,31 @@ def bulk_set(model: Any, objs: Sequence[Any], fields: Sequence[str], batch_size:
                 params)
 
 
+def _copy_set(conn: Any, meta: Any, pk: Any, columns: list[Any],
+              adapt: list[tuple[str, Callable[[Any], Any]]], objs: Sequence[Any]) -> None:
+    """PostgreSQL: the new values ``COPY``-ed into a temporary table, then one ``UPDATE
+    ... FROM`` it (a ``VALUES`` list of 100,000 rows spent ~10 s in the driver's
+    client-side query formatting)."""
+    from django.db import transaction
+
+    quote = conn.ops.quote_name
+    table = quote(meta.db_table)
+    temp = quote(f"bulk_set_{meta.db_table}")
+    names = [quote(pk.column)] + [quote(f.column) for f in columns]
+    sets = ", ".join(f"{quote(f.column)} = v.{quote(f.column)}" for f in columns)
+    with transaction.atomic(using=conn.alias), conn.cursor() as cursor:
+        raw = cursor.cursor  # the psycopg cursor under Django's wrapper
+        raw.execute(f"DROP TABLE IF EXISTS {temp}")
+        raw.execute(f"CREATE TEMP TABLE {temp} ON COMMIT DROP AS SELECT {', '.join(names)} "
+                    f"FROM {table} WITH NO DATA")
+        with raw.copy(f"COPY {temp} ({', '.join(names)}) FROM STDIN") as copy:
+            for obj in objs:
+                copy.write_row([obj.pk] + [fn(getattr(obj, name)) for name, fn in adapt])
+        raw.execute(f"UPDATE {table} SET {sets} FROM {temp} v "
+                    f"WHERE {table}.{quote(pk.column)} = v.{quote(pk.column)}")
+        raw.execute(f"DROP TABLE {temp}")
+
+
 def bulk_insert(model: Any, fields: Sequence[str], rows: Iterable[Sequence[Any]], *,
                 ignore_conflicts: bool = False) -> int:
     """``INSERT`` one row per tuple of ``rows`` (values of ``fields``, in order), in
@@ -89,7 +117,8 @@ def bulk_insert(model: Any, fields: Sequence[str], rows: Iterable[Sequence[Any]]
     none of Django's defaults). Returns how many tuples were sent.
 
     SQLite prepares one single-row statement and runs it per tuple (``executemany``, in
-    C); PostgreSQL gets multi-row ``VALUES`` (one round trip per ``INSERT_ROWS``)."""
+    C); PostgreSQL streams them with ``COPY`` (``_copy``); another database gets
+    multi-row ``VALUES``."""
     conn = connections[router.db_for_write(model)]
     meta = model._meta
     quote = conn.ops.quote_name
@@ -121,6 +150,9 @@ def bulk_insert(model: Any, fields: Sequence[str], rows: Iterable[Sequence[Any]]
                 for start in range(0, len(prepared), INSERT_ROWS * 10):
                     cursor.executemany(head + row + tail, prepared[start:start + INSERT_ROWS * 10])
         return len(prepared)
+    if conn.vendor == "postgresql":
+        return _copy(conn, meta.db_table, [f.column for f in columns], map(prepare, rows),
+                     ignore_conflicts)
     per = max(1, min(INSERT_ROWS, INSERT_PARAMS // max(1, len(columns))))
     sent = 0
     batch: list[Any] = []
@@ -139,4 +171,33 @@ def bulk_insert(model: Any, fields: Sequence[str], rows: Iterable[Sequence[Any]]
                 batch, count = [], 0
         if count:
             flush(cursor)
+    return sent
+
+
+def _copy(conn: Any, table: str, columns: list[str], rows: Iterable[Sequence[Any]],
+          ignore_conflicts: bool) -> int:
+    """PostgreSQL: ``COPY ... FROM STDIN`` (psycopg streams the rows; a multi-row INSERT
+    of 100,000 rows spent ~14 s in the driver's client-side query formatting). With
+    ``ignore_conflicts`` the rows land in a temporary table first and move over with
+    ``INSERT ... SELECT ... ON CONFLICT DO NOTHING``."""
+    from django.db import transaction
+
+    quote = conn.ops.quote_name
+    names = ", ".join(quote(c) for c in columns)
+    target = quote(table)
+    sent = 0
+    with transaction.atomic(using=conn.alias), conn.cursor() as cursor:
+        raw = cursor.cursor  # the psycopg cursor under Django's wrapper
+        into = target
+        if ignore_conflicts:
+            into = quote(f"bulk_{table}")
+            raw.execute(f"DROP TABLE IF EXISTS {into}")
+            raw.execute(f"CREATE TEMP TABLE {into} ON COMMIT DROP AS SELECT {names} FROM {target} WITH NO DATA")
+        with raw.copy(f"COPY {into} ({names}) FROM STDIN") as copy:
+            for values in rows:
+                copy.write_row(values)
+                sent += 1
+        if ignore_conflicts:
+            raw.execute(f"INSERT INTO {target} ({names}) SELECT {names} FROM {into} ON CONFLICT DO NOTHING")
+            raw.execute(f"DROP TABLE {into}")
     return sent
