@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from operator import attrgetter
 from typing import Any
 
 from auction.bbs import types as core
@@ -50,14 +51,18 @@ _CREATE_SLOTS = tuple(n for n in core.ActualLRP.__slots__  # type: ignore[attr-d
                       if n not in _SKIPPED)
 CREATE_FIELDS = tuple(_ACTUAL_FIELD.get(n, n) for n in _CREATE_SLOTS)
 _PORTS = _CREATE_SLOTS.index("ports")
+_create_getter = attrgetter(*_CREATE_SLOTS)
 
 
-def actual_create_values(row: core.ActualLRP) -> list[Any]:
+def actual_create_values(row: core.ActualLRP) -> Sequence[Any]:
     """A new row's values in ``CREATE_FIELDS`` order (what ``actual_model_fields`` gives,
     as a list: no dict per row when a scale creates 100,000)."""
-    values = [getattr(row, n) for n in _CREATE_SLOTS]
-    values[_PORTS] = model_ports(values[_PORTS]) if values[_PORTS] else []
-    return values
+    values = _create_getter(row)
+    if not values[_PORTS]:
+        return values  # no ports: the empty tuple is stored as [] like an empty list
+    out = list(values)
+    out[_PORTS] = model_ports(out[_PORTS])
+    return out
 
 
 def _still_same(stored: dict[str, Any] | None, before: core.ActualLRP) -> bool:
@@ -80,7 +85,7 @@ def apply_row_ops(ops: Sequence[RowOp], pk_by_key: dict[core.RowKey, int]) -> li
     applied: list[RowOp] = []
     deletes: list[int] = []
     updates: dict[tuple[str, ...], list[Values]] = defaultdict(list)
-    creates: list[list[Any]] = []
+    creates: list[Sequence[Any]] = []
     for op in ops:
         if isinstance(op, RowCreate):
             creates.append(actual_create_values(op.row))
