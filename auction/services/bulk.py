@@ -104,6 +104,8 @@ def _copy_set(conn: Any, meta: Any, pk: Any, columns: list[Any],
         with raw.copy(f"COPY {temp} ({', '.join(names)}) FROM STDIN") as copy:
             for obj in objs:
                 copy.write_row([obj.pk] + [fn(getattr(obj, name)) for name, fn in adapt])
+        if len(objs) > BATCH:
+            raw.execute(f"ANALYZE {temp}")  # a temporary table has no statistics: a hash join
         raw.execute(f"UPDATE {table} SET {sets} FROM {temp} v "
                     f"WHERE {table}.{quote(pk.column)} = v.{quote(pk.column)}")
         raw.execute(f"DROP TABLE {temp}")

@@ -65,23 +65,19 @@ def actual_create_values(row: core.ActualLRP) -> Sequence[Any]:
     return out
 
 
-def _still_same(stored: dict[str, Any] | None, before: core.ActualLRP) -> bool:
-    return stored is not None and (
-        stored["state"] == before.state
-        and stored["presence"] == before.presence
-        and stored["cell_id"] == before.cell_id
-    )
+def _still_same(stored: tuple[str, str, str] | None, before: core.ActualLRP) -> bool:
+    """``stored`` is the row's (state, presence, cell_id) as the database holds it now."""
+    return stored == (before.state, before.presence, before.cell_id)
 
 
 def apply_row_ops(ops: Sequence[RowOp], pk_by_key: dict[core.RowKey, int]) -> list[RowOp]:
     """Apply ``ops``; return the ones applied (skipped ones raced with another writer)."""
     touched = [pk_by_key[op.key] for op in ops if not isinstance(op, RowCreate) and op.key in pk_by_key]
-    stored: dict[int, dict[str, Any]] = {}
+    stored: dict[int, tuple[str, str, str]] = {}
     for chunk in _chunks(touched):
-        for row in ActualLRP.objects.select_for_update().filter(pk__in=chunk).values(
-            "id", "state", "presence", "cell_id"
-        ):
-            stored[row["id"]] = row
+        for pk, state, presence, cell_id in ActualLRP.objects.select_for_update().filter(
+                pk__in=chunk).values_list("id", "state", "presence", "cell_id"):
+            stored[pk] = (state, presence, cell_id)
     applied: list[RowOp] = []
     deletes: list[int] = []
     updates: dict[tuple[str, ...], list[Values]] = defaultdict(list)
