@@ -243,3 +243,16 @@ def test_inside_an_open_transaction_the_outermost_writer_retries(monkeypatch: py
     with pytest.raises(OperationalError), transaction.atomic():
         inner()
     assert len(calls) == 1
+
+
+def test_the_replay_of_a_summarised_auction_says_so_and_counts_every_failure(
+        flood: int, client) -> None:  # type: ignore[no-untyped-def]
+    """bbs.md 8.1: the replay steps through the sample; its commit step counts every failure."""
+    run = AuctionRun.objects.get(pk=flood)
+    page = client.get(f"/auctions/{run.pk}/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert f"the steps show the first 20 of its {run.items} items" in text
+    commit = client.get(f"/auctions/{run.pk}/?step={len(run.order) + 1}").content.decode()
+    for error, n in run.failure_counts["errors"].items():
+        assert f"× {n}" in commit and error.split(":")[0] in commit
