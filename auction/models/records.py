@@ -35,6 +35,11 @@ class AuctionRun(models.Model):
     # How much of the decision record is kept: the newest auctions keep every verdict,
     # older ones a summary per item (dashboard.md 2), big ones none.
     detail = models.CharField(max_length=8, default="full", help_text="full, summary or none")
+    # A mass auction (more than RECORD_ITEMS_MAX items, bbs.md 8.1) keeps a bounded sample of
+    # its items in order/failures/batch/carried_in and every failure counted here:
+    # {"errors": {error: n}, "lrp": n, "task": n}; "sampled" is how many items it lists.
+    failure_counts = models.JSONField(default=dict, blank=True)
+    sampled = models.IntegerField(default=0, help_text="0: every item recorded; else the sample size")
 
     class Meta:
         ordering = ["-id"]

@@ -487,7 +487,7 @@ def replay(run: AuctionRun, step: int) -> Replay:
         run=run, step=step, last=last, stage=stage, lanes=lanes, minimap=minimap,
         item=item_step(run, step - 1) if stage == "item" else None,
         commit=commit_lines(run) if stage == "commit" else [],
-        failures=dict(Counter(run.failures.values())),
+        failures=dict((run.failure_counts or {}).get("errors") or Counter(run.failures.values())),
         carried=len(run.carried_in or {}))
 
 

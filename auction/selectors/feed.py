@@ -33,6 +33,8 @@ def family(type_: str, data: dict[str, Any]) -> str:
 
 
 def app_of(key: str, data: dict[str, Any]) -> str:
+    if (data.get("summary") or {}).get("process_guid"):
+        return str(data["summary"]["process_guid"])  # a mass change's summary (bbs.md 8.1)
     for half in (data.get("after") or {}, data.get("before") or {}):
         if half.get("process_guid"):
             return str(half["process_guid"])
@@ -40,6 +42,8 @@ def app_of(key: str, data: dict[str, Any]) -> str:
 
 
 def summary(type_: str, key: str, cell_id: str, data: dict[str, Any]) -> str:
+    if data.get("summary") and data.get("message"):
+        return str(data["message"])  # a mass change's summary (bbs.md 8.1)
     before, after = data.get("before") or {}, data.get("after") or {}
     if before and after and before.get("state") != after.get("state"):
         where = f" on {after['cell_id']}" if after.get("cell_id") else ""

@@ -114,7 +114,7 @@ def live_gauges() -> dict[str, int]:
 
 def metrics_header() -> list[Metric]:
     runs = list(ConvergenceRun.objects.order_by("-id").values("id", "at", "metrics", "duration_ns")[:POINTS])[::-1]
-    auctions = list(AuctionRun.objects.order_by("-id").values("placements", "failures", "fetch_ms")[:POINTS])[::-1]
+    auctions = list(AuctionRun.objects.order_by("-id").values("placements", "failures", "failure_counts", "fetch_ms")[:POINTS])[::-1]
     counters = dict(Counter.objects.values_list("name", "value"))
     latest = runs[-1]["metrics"] if runs else {}
     asof = f"pass {runs[-1]['id']} · {format_sim_time(runs[-1]['at'])}" if runs else ""
@@ -145,8 +145,11 @@ def metrics_header() -> list[Metric]:
         # LRP idents are "<guid>.<index>"; task guids cannot hold a dot (bbs.md 7).
         per_auction["AuctioneerLRPAuctionsStarted"].append(sum(1 for k in a["placements"] if "." in k))
         per_auction["AuctioneerTaskAuctionsStarted"].append(sum(1 for k in a["placements"] if "." not in k))
-        per_auction["AuctioneerLRPAuctionsFailed"].append(sum(1 for k in a["failures"] if "." in k))
-        per_auction["AuctioneerTaskAuctionsFailed"].append(sum(1 for k in a["failures"] if "." not in k))
+        counted = a["failure_counts"] or {}  # every failure, where the record is a sample
+        per_auction["AuctioneerLRPAuctionsFailed"].append(
+            counted["lrp"] if "lrp" in counted else sum(1 for k in a["failures"] if "." in k))
+        per_auction["AuctioneerTaskAuctionsFailed"].append(
+            counted["task"] if "task" in counted else sum(1 for k in a["failures"] if "." not in k))
     for name, tip in AUCTION_COUNTERS.items():
         value = counters.get(name, 0 if auctions else None)
         out.append(Metric(name, value, _count_text(value), tip, [float(v) for v in per_auction[name]]))

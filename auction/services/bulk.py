@@ -4,17 +4,54 @@ Django's ``bulk_update`` writes ``SET f = CASE WHEN id = 1 THEN ... WHEN id = 2 
 every row becomes a few expression objects to resolve and compile, and an auction that
 fails 100,000 items spent ~45 s there alone (issue 14). ``bulk_set`` sends the values as
 a ``VALUES`` list joined on the primary key instead, one statement per batch, which
-SQLite (3.33+) and PostgreSQL both run as ``UPDATE ... FROM``.
+SQLite (3.33+) and PostgreSQL both run as ``UPDATE ... FROM``. ``bulk_insert`` writes
+plain tuples as multi-row ``INSERT``s: no model instance per row (``bulk_create`` spent
+~15 s building and compiling 100,000 ActualLRPs and their start requests, issue 14).
+
+Neither takes model instances: ``bulk_set`` reads attributes of any object (``Values``
+is the light one to use), ``bulk_insert`` a tuple per row. A value is adapted by its
+field only where the driver cannot take it as it is (JSON, dates...).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from django.db import connections, router
+from django.db import connections, models, router
 
 BATCH = 1000
+# Rows per INSERT: SQLite binds at most 32,766 parameters per statement (3.32+).
+INSERT_PARAMS = 30_000
+INSERT_ROWS = 2000
+
+_PLAIN = (models.CharField, models.TextField, models.IntegerField, models.FloatField,
+          models.BooleanField, models.ForeignKey)
+
+
+class Values:
+    """One row's new values for ``bulk_set``: ``Values(pk, field=value, ...)``."""
+
+    def __init__(self, pk: Any, **values: Any) -> None:
+        self.pk = pk
+        self.__dict__.update(values)
+
+
+def _adapter(field: Any, conn: Any) -> Callable[[Any], Any]:
+    if isinstance(field, models.JSONField):
+        # Text either way: SQLite stores it so, PostgreSQL casts it (``_slot``).
+        return lambda value: None if value is None else json.dumps(value, cls=field.encoder)
+    if isinstance(field, _PLAIN):
+        return lambda value: value
+    return lambda value: field.get_db_prep_save(value, conn)
+
+
+def _slot(field: Any, conn: Any, type_name: str | None = None) -> str:
+    # PostgreSQL types a VALUES column from its first row: name every type.
+    if conn.vendor != "postgresql":
+        return "%s"
+    return f"CAST(%s AS {type_name or field.db_type(conn)})"
 
 
 def bulk_set(model: Any, objs: Sequence[Any], fields: Sequence[str], batch_size: int = BATCH) -> None:
@@ -26,13 +63,11 @@ def bulk_set(model: Any, objs: Sequence[Any], fields: Sequence[str], batch_size:
     quote = conn.ops.quote_name
     pk = meta.pk
     columns = [meta.get_field(name) for name in fields]
-    postgres = conn.vendor == "postgresql"
-
-    def slot(field: Any, type_name: str | None = None) -> str:
-        # PostgreSQL types a VALUES column from its first row: name every type.
-        return f"CAST(%s AS {type_name or field.db_type(conn)})" if postgres else "%s"
-
-    row = "(" + ", ".join([slot(pk, pk.rel_db_type(conn))] + [slot(f) for f in columns]) + ")"
+    adapt = [(f.attname, _adapter(f, conn)) for f in columns]
+    if conn.vendor == "postgresql":
+        _copy_set(conn, meta, pk, columns, adapt, objs)
+        return
+    row = "(" + ", ".join([_slot(pk, conn, pk.rel_db_type(conn))] + [_slot(f, conn) for f in columns]) + ")"
     names = ", ".join(["row_pk"] + [f"v{i}" for i in range(len(columns))])
     sets = ", ".join(f"{quote(f.column)} = v.v{i}" for i, f in enumerate(columns))
     table = quote(meta.db_table)
@@ -41,9 +76,130 @@ def bulk_set(model: Any, objs: Sequence[Any], fields: Sequence[str], batch_size:
             chunk = objs[start:start + batch_size]
             params: list[Any] = []
             for obj in chunk:
-                params.append(pk.get_db_prep_save(obj.pk, conn))
-                params += [f.get_db_prep_save(getattr(obj, f.attname), conn) for f in columns]
+                params.append(obj.pk)
+                params += [fn(getattr(obj, name)) for name, fn in adapt]
             cursor.execute(
                 f"WITH v({names}) AS (VALUES {', '.join([row] * len(chunk))}) "
                 f"UPDATE {table} SET {sets} FROM v WHERE {table}.{quote(pk.column)} = v.row_pk",
                 params)
+
+
+def _copy_set(conn: Any, meta: Any, pk: Any, columns: list[Any],
+              adapt: list[tuple[str, Callable[[Any], Any]]], objs: Sequence[Any]) -> None:
+    """PostgreSQL: the new values ``COPY``-ed into a temporary table, then one ``UPDATE
+    ... FROM`` it (a ``VALUES`` list of 100,000 rows spent ~10 s in the driver's
+    client-side query formatting)."""
+    from django.db import transaction
+
+    quote = conn.ops.quote_name
+    table = quote(meta.db_table)
+    temp = quote(f"bulk_set_{meta.db_table}")
+    names = [quote(pk.column)] + [quote(f.column) for f in columns]
+    sets = ", ".join(f"{quote(f.column)} = v.{quote(f.column)}" for f in columns)
+    with transaction.atomic(using=conn.alias), conn.cursor() as cursor:
+        raw = cursor.cursor  # the psycopg cursor under Django's wrapper
+        raw.execute(f"DROP TABLE IF EXISTS {temp}")
+        raw.execute(f"CREATE TEMP TABLE {temp} ON COMMIT DROP AS SELECT {', '.join(names)} "
+                    f"FROM {table} WITH NO DATA")
+        with raw.copy(f"COPY {temp} ({', '.join(names)}) FROM STDIN") as copy:
+            for obj in objs:
+                copy.write_row([obj.pk] + [fn(getattr(obj, name)) for name, fn in adapt])
+        if len(objs) > BATCH:
+            raw.execute(f"ANALYZE {temp}")  # a temporary table has no statistics: a hash join
+        raw.execute(f"UPDATE {table} SET {sets} FROM {temp} v "
+                    f"WHERE {table}.{quote(pk.column)} = v.{quote(pk.column)}")
+        raw.execute(f"DROP TABLE {temp}")
+
+
+def bulk_insert(model: Any, fields: Sequence[str], rows: Iterable[Sequence[Any]], *,
+                ignore_conflicts: bool = False) -> int:
+    """``INSERT`` one row per tuple of ``rows`` (values of ``fields``, in order), in
+    multi-row statements; with ``ignore_conflicts`` a row that breaks a unique
+    constraint is skipped. A column left out gets its field's default (the database has
+    none of Django's defaults). Returns how many tuples were sent.
+
+    SQLite prepares one single-row statement and runs it per tuple (``executemany``, in
+    C); PostgreSQL streams them with ``COPY`` (``_copy``); another database gets
+    multi-row ``VALUES``."""
+    conn = connections[router.db_for_write(model)]
+    meta = model._meta
+    quote = conn.ops.quote_name
+    columns = [meta.get_field(name) for name in fields]
+    named = {f.attname for f in columns}
+    left_out = [f for f in meta.concrete_fields if f.attname not in named and not f.primary_key]
+    defaults = [f.get_default() for f in left_out]
+    columns += left_out
+    # Only the columns the driver cannot take as they are get adapted.
+    special = [(i, _adapter(f, conn)) for i, f in enumerate(columns)
+               if not isinstance(f, _PLAIN) or isinstance(f, models.JSONField)]
+
+    def prepare(values: Sequence[Any]) -> Sequence[Any]:
+        if not special and not defaults:
+            return values
+        out = [*values, *defaults]
+        for i, fn in special:
+            out[i] = fn(out[i])
+        return out
+
+    row = "(" + ", ".join(_slot(f, conn) for f in columns) + ")"
+    head = (f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in columns)}) "
+            "VALUES ")
+    tail = " ON CONFLICT DO NOTHING" if ignore_conflicts else ""
+    if conn.vendor == "sqlite":
+        prepared = [prepare(values) for values in rows]
+        if prepared:
+            with conn.cursor() as cursor:
+                for start in range(0, len(prepared), INSERT_ROWS * 10):
+                    cursor.executemany(head + row + tail, prepared[start:start + INSERT_ROWS * 10])
+        return len(prepared)
+    if conn.vendor == "postgresql":
+        return _copy(conn, meta.db_table, [f.column for f in columns], map(prepare, rows),
+                     ignore_conflicts)
+    per = max(1, min(INSERT_ROWS, INSERT_PARAMS // max(1, len(columns))))
+    sent = 0
+    batch: list[Any] = []
+    count = 0
+
+    def flush(cursor: Any) -> None:
+        cursor.execute(head + ", ".join([row] * count) + tail, batch)
+
+    with conn.cursor() as cursor:
+        for values in rows:
+            batch.extend(prepare(values))
+            count += 1
+            sent += 1
+            if count == per:
+                flush(cursor)
+                batch, count = [], 0
+        if count:
+            flush(cursor)
+    return sent
+
+
+def _copy(conn: Any, table: str, columns: list[str], rows: Iterable[Sequence[Any]],
+          ignore_conflicts: bool) -> int:
+    """PostgreSQL: ``COPY ... FROM STDIN`` (psycopg streams the rows; a multi-row INSERT
+    of 100,000 rows spent ~14 s in the driver's client-side query formatting). With
+    ``ignore_conflicts`` the rows land in a temporary table first and move over with
+    ``INSERT ... SELECT ... ON CONFLICT DO NOTHING``."""
+    from django.db import transaction
+
+    quote = conn.ops.quote_name
+    names = ", ".join(quote(c) for c in columns)
+    target = quote(table)
+    sent = 0
+    with transaction.atomic(using=conn.alias), conn.cursor() as cursor:
+        raw = cursor.cursor  # the psycopg cursor under Django's wrapper
+        into = target
+        if ignore_conflicts:
+            into = quote(f"bulk_{table}")
+            raw.execute(f"DROP TABLE IF EXISTS {into}")
+            raw.execute(f"CREATE TEMP TABLE {into} ON COMMIT DROP AS SELECT {names} FROM {target} WITH NO DATA")
+        with raw.copy(f"COPY {into} ({names}) FROM STDIN") as copy:
+            for values in rows:
+                copy.write_row(values)
+                sent += 1
+        if ignore_conflicts:
+            raw.execute(f"INSERT INTO {target} ({names}) SELECT {names} FROM {into} ON CONFLICT DO NOTHING")
+            raw.execute(f"DROP TABLE {into}")
+    return sent

@@ -21,12 +21,14 @@ from auction.models import Cell, Zone
 from auction.selectors.clock import sim_now
 from auction.services.audit import audit_record
 from auction.services.errors import BBSError, InvalidRequest, ResourceNotFound
+from auction.services.retry import retry_locked
 from auction.services.store import DbStore
 from auction.services.world import world_changed
 from auction.sim.changes import ChangeSet
 from auction.sim.chaos import ACTIONS, ChaosError, chaos_args, chaos_change
 
 
+@retry_locked
 def chaos_run(name: str, raw: Mapping[str, Any], *, source: str = "system", user: Any = None) -> str:
     """Run registry action ``name`` now; returns what happened, in the feed's words."""
     try:
@@ -101,6 +103,7 @@ def actual_lrp_crash(process_guid: str, index: int, *, source: str = "system", u
 STATE_ACTIONS = {"failed": "cell_fail", "healthy": "cell_restore", "draining": "cell_drain"}
 
 
+@retry_locked
 def cell_save(cell: Cell, changed: list[str], *, source: str = "system", user: Any = None) -> Cell:
     """Add ``cell`` (unsaved) or store the ``changed`` fields of an existing one.
 
@@ -137,6 +140,7 @@ def cell_save(cell: Cell, changed: list[str], *, source: str = "system", user: A
     return cell
 
 
+@retry_locked
 def cell_remove(cell_id: str, *, source: str = "system", user: Any = None) -> None:
     """Take a cell out of the cluster: its rep is gone (its instances are missing for
     convergence, as when its presence lapses)."""
@@ -151,6 +155,7 @@ def cell_remove(cell_id: str, *, source: str = "system", user: Any = None) -> No
         publish_after_commit(group("zones"), {"type": "live.cells", "cells": [cell_id]})
 
 
+@retry_locked
 def zone_save(zone: Zone, *, source: str = "system", user: Any = None) -> Zone:
     with transaction.atomic():
         now = sim_now()
@@ -164,6 +169,7 @@ def zone_save(zone: Zone, *, source: str = "system", user: Any = None) -> Zone:
     return zone
 
 
+@retry_locked
 def zone_remove(zone: Zone, *, source: str = "system", user: Any = None) -> None:
     with transaction.atomic():
         if zone.cells.exists():

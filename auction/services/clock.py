@@ -20,6 +20,7 @@ from auction.models import SimClock
 from auction.selectors.clock import ClockView, clock_view
 from auction.services.audit import audit_record
 from auction.services.errors import InvalidRequest
+from auction.services.retry import retry_locked
 from auction.sim.clock import MAX_SPEED, MIN_SPEED, ClockError, ClockState
 
 #: Bounds a request may ask for [project rule]: a step of a day, a pass a day apart.
@@ -35,6 +36,7 @@ def _publish(view: ClockView, state: ClockState) -> None:
     transaction.on_commit(lambda: clock_changed(payload))
 
 
+@retry_locked
 def _change(update: Callable[[ClockState, float], ClockState]) -> ClockView:
     with transaction.atomic():
         clock, _ = SimClock.objects.select_for_update().get_or_create(
@@ -70,6 +72,7 @@ def clock_step(seconds: float) -> ClockView:
     return _change(lambda state, wall: state.stepped(seconds, wall))
 
 
+@retry_locked
 def clock_change(*, paused: bool | None = None, speed: float | None = None,
                  step: float | None = None, convergence_interval_s: float | None = None,
                  source: str, user: Any = None, note: dict[str, Any] | None = None) -> ClockView:
@@ -123,11 +126,13 @@ def _finite(value: float) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+@retry_locked
 def clock_reset(at: float = 0.0, *, paused: bool = False) -> ClockView:
     """Back to ``at`` sim seconds at 1x (a scenario load starts a new epoch)."""
     return _change(lambda state, wall: ClockState(at, wall, 1.0, paused))
 
 
+@retry_locked
 def clock_tick() -> ClockView:
     """Beat's heartbeat: publish the current sim time to every page showing the clock."""
     view = clock_view()

@@ -11,8 +11,10 @@ from auction.models import Domain
 from auction.selectors.clock import sim_now
 from auction.services.audit import audit_record
 from auction.services.errors import InvalidRequest, ResourceNotFound
+from auction.services.retry import retry_locked
 
 
+@retry_locked
 def domain_upsert(name: str, ttl: float, *, source: str = "system", user: Any = None) -> Domain:
     errors = domain_errors(domain=name, ttl=ttl)
     if errors:
@@ -31,6 +33,7 @@ def domain_upsert(name: str, ttl: float, *, source: str = "system", user: Any = 
     return domain
 
 
+@retry_locked
 def domain_expire(name: str, *, source: str = "system", user: Any = None) -> Domain:
     """Make a domain stale now (its expiry = now; fresh needs expiry > now, bbs.md 5).
 

@@ -21,6 +21,7 @@ from auction.services.errors import (
     ResourceNotFound,
     reject_unknown_members,
 )
+from auction.services.retry import retry_locked
 from auction.services.store import DbStore, sim_app
 from auction.sim.lrps import lrp_desire, lrp_remove, lrp_retire, lrp_update
 
@@ -37,6 +38,7 @@ def _summary(desired: DesiredLRP) -> dict[str, Any]:
             "annotation": desired.annotation, "modification_tag": desired.modification_tag}
 
 
+@retry_locked
 def desired_lrp_desire(spec: Mapping[str, Any], *, source: str = "system", user: Any = None) -> DesiredLRP:
     """Desire (bbs.md 1.4): the rule is ``auction.sim.lrps.lrp_desire``; the BBS-only
     fields (routes, annotation, ports...) are stored beside it."""
@@ -69,6 +71,7 @@ def _plain(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
+@retry_locked
 def desired_lrp_update(process_guid: str, update: Mapping[str, Any], *, source: str = "system",
                        user: Any = None) -> DesiredLRP:
     """Apply a DesiredLRPUpdateRequest: instances, routes, annotation (bbs.md 1.3, 1.4);
@@ -95,6 +98,7 @@ def desired_lrp_update(process_guid: str, update: Mapping[str, Any], *, source: 
     return desired
 
 
+@retry_locked
 def desired_lrp_remove(process_guid: str, *, source: str = "system", user: Any = None) -> None:
     """Remove (bbs.md 1.4): ``auction.sim.lrps.lrp_remove``."""
     with transaction.atomic():
@@ -113,6 +117,7 @@ def desired_lrp_remove(process_guid: str, *, source: str = "system", user: Any =
 SIMULATION_FIELDS = ("start_delay_s", "crash_probability", "crash_after_s")
 
 
+@retry_locked
 def desired_lrp_simulation_update(process_guid: str, knobs: Mapping[str, Any], *,
                                   source: str = "system", user: Any = None) -> DesiredLRP:
     """Change the simulator's knobs of an app (not part of Diego's record: no tag bump)."""
@@ -134,6 +139,7 @@ def desired_lrp_simulation_update(process_guid: str, knobs: Mapping[str, Any], *
     return desired
 
 
+@retry_locked
 def actual_lrp_retire(process_guid: str, index: int, *, source: str = "system", user: Any = None) -> None:
     """Kill one instance (``cfdot retire-actual-lrp``; ``auction.sim.lrps.lrp_retire``).
 

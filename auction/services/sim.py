@@ -24,6 +24,7 @@ from auction.selectors.clock import clock_row
 from auction.services.clock import clock_tick
 from auction.services.events import events_trim
 from auction.services.locks import cluster_lock
+from auction.services.retry import retry_locked
 from auction.services.store import DbStore
 from auction.services.world import world_changed
 from auction.sim.cfdot import ClusterView
@@ -60,6 +61,7 @@ class PassSummary:
     metrics: dict[str, int]
 
 
+@retry_locked
 def sim_advance(now: float | None = None, *, trim_events: bool = True) -> AdvanceReport | None:
     """Advance to ``now`` (default: the clock's now); None when another advance runs."""
     with cluster_lock(SIMULATION_LOCK) as held:
@@ -137,6 +139,7 @@ def sim_tick_forget() -> None:
     _next_due = None
 
 
+@retry_locked
 def auctioneer_run(trigger: str = "queue", config: AuctionConfig | None = None) -> list[AuctionSummary]:
     """Auctions now, back to back while new work waits (auction.md 1 step 2); [] when
     another process holds the simulation."""
@@ -149,6 +152,7 @@ def auctioneer_run(trigger: str = "queue", config: AuctionConfig | None = None) 
         return _summaries(first)
 
 
+@retry_locked
 def auction_once(trigger: str = "queue", config: AuctionConfig | None = None) -> AuctionSummary | None:
     """One auction now, if any work is queued (carried-over work included)."""
     store = _store(config)
@@ -161,6 +165,7 @@ def auction_once(trigger: str = "queue", config: AuctionConfig | None = None) ->
     return summaries[0] if summaries else None
 
 
+@retry_locked
 def convergence_run(now: float) -> PassSummary:
     """One convergence pass at ``now``, off the timer (the next timed one stays due)."""
     store = DbStore()

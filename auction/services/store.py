@@ -10,6 +10,7 @@ store. ``phase()`` is one transaction around a read and its apply.
 from __future__ import annotations
 
 import time
+from collections import Counter as Tally
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -47,7 +48,7 @@ from auction.selectors.bbs import (
 )
 from auction.selectors.cells import cell_loads, sim_cell
 from auction.selectors.clock import clock_row
-from auction.services.bulk import bulk_set
+from auction.services.bulk import Values, bulk_insert, bulk_set
 from auction.services.callbacks import task_callbacks_request
 from auction.services.counters import counters_add
 from auction.services.events import event_record, events_record
@@ -65,6 +66,11 @@ EXPLAIN_MAX_VERDICTS = 200 * 200
 # The newest auctions keep every verdict; older ones a summary per item (dashboard.md 2).
 KEEP_FULL_RECORDS = 20
 CHUNK = 500
+# An auction of more items than this is recorded as a summary and a sample (bbs.md 8.1).
+RECORD_ITEMS_MAX = 1000
+RECORD_SAMPLE = 200
+QUEUE_FIELDS = ("kind", "ident", "process_guid", "index", "task_guid", "queued_at", "reason",
+                "carried", "batch_position", "attempts", "last_error")
 
 
 # -- models as the rules see them -------------------------------------------------------
@@ -90,10 +96,19 @@ def sim_task(task: Task) -> SimTask:
                    placement_mode=task.placement_mode)
 
 
+QUEUED_COLUMNS = ("id", "kind", "process_guid", "index", "task_guid", "queued_at", "reason",
+                  "carried", "batch_position", "attempts", "last_error")
+
+
 def queued(row: PendingWork) -> QueuedWork:
     return QueuedWork(row.pk, row.kind, row.process_guid, row.index or 0, row.task_guid,
                       row.queued_at, row.reason, row.carried, row.batch_position, row.attempts,
                       row.last_error)
+
+
+def queued_from_values(v: tuple[Any, ...]) -> QueuedWork:
+    """``queued`` from ``QUEUED_COLUMNS`` values (no model instance per queued item)."""
+    return QueuedWork(v[0], v[1], v[2], v[3] or 0, v[4], v[5], v[6], v[7], v[8], v[9], v[10])
 
 
 _APP_FIELDS = ("domain", "instances", "memory_mb", "disk_mb", "rootfs", "placement_tags",
@@ -257,7 +272,8 @@ class DbStore:
         return PendingWork.objects.filter(carried=False).exists()
 
     def round_input(self, at: float) -> RoundInput:
-        queue = [queued(p) for p in PendingWork.objects.select_for_update().order_by("id")]
+        queue = [queued_from_values(v) for v in PendingWork.objects.select_for_update().order_by("id")
+                 .values_list(*QUEUED_COLUMNS)]
         cells = self.cells()
         loads = self.loads([c.cell_id for c in cells], {c.cell_id: c.proxy_memory_mb for c in cells})
         keys = {(q.process_guid, q.index) for q in queue if q.kind == "lrp"}
@@ -377,14 +393,14 @@ class DbStore:
 
     def _lrp_ops(self, change: ChangeSet) -> None:
         claims: dict[tuple[str, float | None], list[int]] = defaultdict(list)
-        guids: list[ActualLRP] = []
+        guids: list[Values] = []
         others = []
         for op in change.lrp_ops:
             if (isinstance(op, RowUpdate) and op.before.state == core.UNCLAIMED
                     and op.after.state == core.CLAIMED and op.key in self._pk):
                 pk = self._pk[op.key]
                 claims[(op.after.cell_id, op.after.ready_at)].append(pk)
-                guids.append(ActualLRP(pk=pk, instance_guid=op.after.instance_guid))
+                guids.append(Values(pk, instance_guid=op.after.instance_guid))
             else:
                 others.append(op)
         if others:
@@ -412,15 +428,14 @@ class DbStore:
             PendingWork.objects.filter(kind="lrp", process_guid=guid, index__gte=keep).delete()
         if change.queue_put:
             bulk_set(PendingWork,
-                     [PendingWork(pk=q.seq, carried=q.carried, batch_position=q.batch_position,
-                                  attempts=q.attempts, last_error=q.last_error) for q in change.queue_put],
+                     [Values(q.seq, carried=q.carried, batch_position=q.batch_position,
+                             attempts=q.attempts, last_error=q.last_error) for q in change.queue_put],
                      ["carried", "batch_position", "attempts", "last_error"])
         if change.queue_add:
-            PendingWork.objects.bulk_create([
-                PendingWork(kind=q.kind, ident=q.ident, process_guid=q.process_guid,
-                            index=q.index if q.kind == "lrp" else None, task_guid=q.task_guid,
-                            queued_at=q.queued_at, reason=q.reason) for q in change.queue_add],
-                batch_size=2000)
+            # Tuples, not model instances (issue 14: 100,000 start requests in one request).
+            bulk_insert(PendingWork, QUEUE_FIELDS, (
+                (q.kind, q.ident, q.process_guid, q.index if q.kind == "lrp" else None,
+                 q.task_guid, q.queued_at, q.reason, False, 0, 0, "") for q in change.queue_add))
             if self.trigger_auctions:
                 from auction.services.work import trigger_auction_after_commit
 
@@ -494,26 +509,41 @@ def _task_create(spec: SimTask) -> int:
 
 
 def _record_auction(record: RoundRecord) -> int:
+    """The auction's replay record. A mass auction (more than ``RECORD_ITEMS_MAX`` items)
+    is a summary: every failure counted per error, and the first ``RECORD_SAMPLE`` items
+    of its order as the sample the replay steps through (bbs.md 8.1 [project rule])."""
     from auction.selectors.auctions import explanation_summary
 
     result = record.result
     placed = dict(result.placements)
+    lrp_failed = sum(1 for i in result.failures if "." in i)  # task guids hold no dot (bbs.md 7)
+    counts = {"errors": dict(Tally(result.failures.values())), "lrp": lrp_failed,
+              "task": len(result.failures) - lrp_failed}
+    order, failures, batch = result.order, result.failures, record.batch
+    sampled = 0
+    if len(record.batch) > RECORD_ITEMS_MAX:
+        order = order[:RECORD_SAMPLE]
+        sampled = len(order)
+        kept = set(order)
+        failures = {i: e for i, e in result.failures.items() if i in kept}
+        batch = [w for w in record.batch if w.identifier in kept]
     run = AuctionRun.objects.create(
         started_at=record.at, wall_started=time.time() - record.wall_seconds,
         duration_ms=record.wall_seconds * 1000,
         fetch_ms=record.fetch_seconds * 1000, trigger="queue",
         strategy=record.config.placement_strategy, go_compat=record.config.go_compat,
         items=len(record.batch), placed=len(placed), failed=len(result.failures),
-        cells=[_cell_record(s) for s in record.states], order=result.order, placements=placed,
-        failures=result.failures, scores={k: v for k, v in result.scores.items() if k in placed},
-        carried_in={w.identifier: w.ref.attempts for w in record.batch if w.ref.carried},
+        cells=[_cell_record(s) for s in record.states], order=order, placements=placed,
+        failures=failures, scores={k: v for k, v in result.scores.items() if k in placed},
+        carried_in={w.identifier: w.ref.attempts for w in batch if w.ref.carried},
         commit={cell: {"accepted": [w.identifier for w in o.accepted],
                        "rejected": [w.identifier for w in o.rejected]}
                 for cell, o in record.outcomes.items()} | {c: "unreachable" for c in record.unreachable},
         explanations=[e.to_dict() for e in result.explanations] if result.explanations else None,
-        detail="full" if result.explanations else "none", batch=_batch_record(record.batch),
+        detail="full" if result.explanations else "none", batch=_batch_record(batch),
         quality={"distribution_initial": record.stats.distribution_initial,
-                 "distribution_final": record.stats.distribution_final})
+                 "distribution_final": record.stats.distribution_final},
+        failure_counts=counts, sampled=sampled)
     mark_dirty_after_commit("auctions")  # the auction list is live (dashboard.md A1)
     kept = list(AuctionRun.objects.order_by("-pk").values_list("pk", flat=True)[:KEEP_FULL_RECORDS])
     if len(kept) < KEEP_FULL_RECORDS:

@@ -28,6 +28,7 @@ from auction.services.errors import (
 )
 from auction.services.events import events_record
 from auction.services.otto import otto_task_submit
+from auction.services.retry import retry_locked
 from auction.services.store import DbStore, sim_task
 from auction.sim.lrps import task_desire as core_task_desire
 
@@ -44,6 +45,7 @@ class InvalidStateTransition(BBSError):
     status = 409
 
 
+@retry_locked
 def task_desire(spec: Mapping[str, Any], *, source: str = "system", user: Any = None) -> Task:
     """Desire a task (bbs.md 7): ``auction.sim.lrps.task_desire``; an Otto task goes to
     the open auction instead of the auctioneer (otto.md 9)."""
@@ -86,6 +88,7 @@ def _raise(error: CoreError) -> None:
     raise InvalidStateTransition(error.message)
 
 
+@retry_locked
 def task_cancel(task_guid: str, *, source: str = "system", user: Any = None) -> Task:
     """PENDING or RUNNING → COMPLETED, failed ``task was cancelled``; its cell stops it."""
     with transaction.atomic():
@@ -110,6 +113,7 @@ def task_cancel(task_guid: str, *, source: str = "system", user: Any = None) -> 
     return task
 
 
+@retry_locked
 def task_delete(task_guid: str, *, source: str = "system", user: Any = None) -> None:
     """Resolve and delete a finished task, as a client does after reading its result
     (``ResolvingTask`` then ``DeleteTask``): COMPLETED or RESOLVING only."""

@@ -16,10 +16,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+import sys
+from typing import Any, NoReturn
 
 import redis
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError, InterfaceError, OperationalError
 
 from auction.engine import STRATEGIES
 from auction.models import ActualLRP, AuctionRun, Cell, ConvergenceRun, PendingWork, SimClock, Task
@@ -28,8 +30,9 @@ from auction.selectors.clock import clock_view
 from auction.services import cells, clock, domains, lrps
 from auction.services.auction_settings import auction_settings_update
 from auction.services.errors import BBSError
+from auction.services.retry import is_lock_error
 from auction.services.sim import auctioneer_run, sim_advance
-from auction.sim.chaos import ACTIONS
+from auction.sim.chaos import ACTIONS, ChaosError
 from auction.sim.clock import ClockError
 
 # The CLI's verbs for the registry's actions (cfdot-like: verb-object).
@@ -47,11 +50,33 @@ def quiet_broken_pipe() -> None:
     os.dup2(devnull, sys.stdout.fileno())
 
 
+def one_line(message: object) -> str:
+    """The first line of an error's text: the CLI prints one line, never a traceback."""
+    text = str(message).strip()
+    return text.splitlines()[0] if text else type(message).__name__
+
+
+class OneLineParser(CommandParser):
+    """Bad arguments: one line on stderr (``diego scale: error: ...``) and exit 2, not the
+    usage block (``--help`` still prints it)."""
+
+    def error(self, message: str) -> NoReturn:
+        if self.called_from_command_line:
+            sys.stderr.write(f"{self.prog}: error: {one_line(message)}\n")
+            sys.exit(2)
+        raise CommandError(f"Error: {one_line(message)}")
+
+
 class Command(BaseCommand):
     help = "Operate the simulated Diego cluster (see the module docstring for the verbs)."
 
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
+        parser = super().create_parser(prog_name, subcommand, **kwargs)
+        parser.__class__ = OneLineParser  # the subparsers are made one already
+        return parser
+
     def add_arguments(self, parser: CommandParser) -> None:
-        verbs = parser.add_subparsers(dest="verb", required=True)
+        verbs = parser.add_subparsers(dest="verb", required=True, parser_class=OneLineParser)
         status = verbs.add_parser("status")
         status.add_argument("--json", action="store_true")
         status.add_argument("--details", action="store_true",
@@ -94,13 +119,24 @@ class Command(BaseCommand):
             self._dispatch(verb, options)
         except BrokenPipeError:
             quiet_broken_pipe()  # `diego dump | head`: the reader left; not an error
-        except (BBSError, ClockError) as exc:
-            raise CommandError(getattr(exc, "message", str(exc))) from None
-        except redis.ConnectionError as exc:
+        except (BBSError, ClockError, ChaosError) as exc:
+            named = " ".join(str(options[k]) for k in ("guid", "process_guid", "cell", "zone", "name", "index")
+                             if options.get(k) is not None)
+            raise CommandError(f"{verb} {named}: ".replace(" :", ":")
+                               + one_line(getattr(exc, "message", "") or exc)) from None
+        except redis.RedisError as exc:
             raise CommandError(
-                f"Redis is not answering ({exc}); start the app with `make run` "
+                f"Redis is not answering ({one_line(exc)}); start the app with `make run` "
                 "or point REDIS_URL at a running server"
             ) from None
+        except (OperationalError, InterfaceError) as exc:
+            if is_lock_error(exc):
+                raise CommandError(f"the database stayed locked by another writer ({one_line(exc)}); "
+                                   "try again") from None
+            raise CommandError(f"the database is not answering ({one_line(exc)}); check "
+                               "DATABASE_URL") from None
+        except DatabaseError as exc:
+            raise CommandError(f"the database refused it ({one_line(exc)})") from None
 
     def _dispatch(self, verb: str, o: dict[str, Any]) -> None:
         source = "cli"
