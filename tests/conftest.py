@@ -133,5 +133,4 @@ def _live_memory_forgotten() -> Iterator[None]:
 
     runner.coalescer.sent.clear()
     runner.coalescer.feed_sent.clear()
-    runner.coalescer.held.clear()
     snapshots.clear()

@@ -55,8 +55,6 @@ TICK_S = 0.25
 FRAME_LIMIT = 256 * 1024
 # Zone tiles summarise a whole zone; once a second is live enough (G8).
 TILE_INTERVAL_S = 1.0
-# Cheap to render and what a viewer watches for: sent before the rest of a tick.
-FIRST = frozenset({"cell", "zone", "tile", "tray", "clock", "epoch", "html", "msg"})
 LEADER_TTL_S = 3.0
 # Between fragments in a frame: lets a consumer cut a frame into websocket messages on
 # element boundaries (daphne refuses messages over 1 MiB). A comment, so harmless in HTML.
@@ -146,7 +144,6 @@ def _topic_of_key(prefix: str, arg: str, zones: dict[str, str]) -> str | None:
 class Coalescer:
     def __init__(self, *, only_watched: bool = True) -> None:
         self.tile_sent: dict[str, float] = {}
-        self.held: set[str] = set()  # taken by a partial tick, rendered by the next one
         # (topic, element id) -> hash of the HTML last sent: a render equal to it is not sent
         # again (a placement re-renders the metrics and the feed; often they did not change).
         self.sent: dict[tuple[str, str], int] = {}
@@ -167,22 +164,13 @@ class Coalescer:
         self.sent[key] = digest
         return False
 
-    def tick(self, now: float | None = None, only: frozenset[str] | None = None) -> Tick:
-        """Take the dirty set and render it: one render per dirty key (L3).
-
-        ``only``: render just the keys with these prefixes now and hold the rest for the
-        next call (the runner sends the grid's blocks before it renders the metrics, the
-        feed and the tables, which take longer).
-        """
+    def tick(self, now: float | None = None) -> Tick:
+        """Take the dirty set and render it: one render per dirty key (L3)."""
         from auction.selectors.clock import world_epoch
 
         now = time.monotonic() if now is None else now
         client = state_redis()
-        taken = take_dirty(client) | self.held
-        self.held = set()
-        if only is not None:
-            self.held = {k for k in taken if k.partition(":")[0] not in only}
-            taken -= self.held
+        taken = take_dirty(client)
         epoch = world_epoch() if taken else 0
         keys, zones = _expand(taken)
         watched = watched_topics(client) if self.only_watched else None
@@ -473,10 +461,10 @@ class _Runner:
             pass
         self.lock = None
 
-    def _tick(self, only: frozenset[str] | None = None) -> list[tuple[str, dict[str, Any]]]:
+    def _tick(self) -> list[tuple[str, dict[str, Any]]]:
         if not self._lead():
             return []
-        return self.coalescer.tick(only=only).frames
+        return self.coalescer.tick().frames
 
     async def _run(self) -> None:
         import redis.asyncio as aredis
@@ -487,12 +475,11 @@ class _Runner:
             while True:
                 self.rate.record()
                 try:
-                    # What a placement changes on the grid goes first (dashboard.md L3:
-                    # commit to pixel), then the rest of the same tick.
-                    for only in (FIRST, None):
-                        frames = await database_sync_to_async(self._tick)(only)
-                        for topic, message in frames:
-                            await layer.group_send(group(topic), message)
+                    # One tick, one message per page: the whole tick renders in ~20 ms at
+                    # 100 cells, and a second message would spend the page's 4 a second.
+                    frames = await database_sync_to_async(self._tick)()
+                    for topic, message in frames:
+                        await layer.group_send(group(topic), message)
                 except asyncio.CancelledError:
                     raise
                 except Exception:  # noqa: BLE001 - one bad tick must not stop the live view

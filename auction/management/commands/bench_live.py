@@ -301,7 +301,7 @@ def latency(browser, url: str, samples: int) -> dict[str, Any]:  # type: ignore[
         time.sleep(random.uniform(0.3, 0.6))
     seen = page.evaluate("window.__seen")
     page.close()
-    out: dict[str, Any] = {"target_p95_ms": 250}
+    out: dict[str, Any] = {"target_p95_ms": 150}
     for case, times in committed.items():
         lat = sorted(seen[k] - t for k, t in times.items())
         out[case] = {"samples": len(lat), "p50_ms": round(statistics.median(lat), 1),
