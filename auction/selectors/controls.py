@@ -99,3 +99,17 @@ def control_choices() -> ControlChoices:
         go_compat=auction_settings().go_compat,
         chaos=chaos_groups(),
     )
+
+
+def scale_question(process_guid: str, instances: str) -> str:
+    """The dashboard's "scale anyway?" for this request, or "" (``sim.lrps.scale_doubts``)."""
+    from django.db.models import Sum
+
+    from auction.sim.lrps import scale_doubts
+
+    app = DesiredLRP.objects.filter(process_guid=process_guid).values("instances", "memory_mb").first()
+    if app is None or not (instances.isascii() and instances.isdigit()):
+        return ""  # the service answers with the BBS's own error
+    total = Cell.objects.exclude(state="failed").aggregate(m=Sum("memory_mb"))["m"] or 0
+    return scale_doubts(app["instances"], int(instances), app["memory_mb"], total)
+

@@ -122,3 +122,29 @@ def task_desire(sim_task: SimTask, at: float) -> ChangeSet:
     if sim_task.placement_mode == "diego":
         change.request_tasks([task.task_guid], at, "desire")
     return change
+
+
+# A scale by this factor or more asks the operator first (dashboard.md C7).
+SCALE_CONFIRM_FACTOR = 10
+
+
+def scale_doubts(current: int, new: int, memory_mb: int, cluster_memory_mb: int) -> str:
+    """Why scaling from ``current`` to ``new`` instances of ``memory_mb`` each deserves an
+    "are you sure" on a cluster of ``cluster_memory_mb`` (healthy cells); "" when it does not.
+
+    Diego itself takes any count up to its limit: the question is the dashboard's, so that a
+    slip of the keyboard (100000 for 10) is not a wedged afternoon (dashboard.md C7).
+    """
+    reasons = []
+    if new > current and new >= SCALE_CONFIRM_FACTOR * max(current, 1):
+        reasons.append(f"from {current} to {new} instances is {new / max(current, 1):.0f}x")
+    needs = new * memory_mb
+    if needs > cluster_memory_mb:
+        reasons.append(f"{new} x {memory_mb} MB needs {_size(needs)}; "
+                       f"the cluster has {_size(cluster_memory_mb)}")
+    return "; ".join(reasons)
+
+
+def _size(mb: int) -> str:
+    return f"{mb / 1024:,.1f} GB" if mb >= 1024 else f"{mb} MB"
+

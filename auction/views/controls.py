@@ -16,6 +16,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from auction.permissions import is_operator
+from auction.selectors.controls import scale_question
 from auction.services import operator
 from auction.services.auction_settings import auction_settings_update
 from auction.services.cells import chaos_run
@@ -23,6 +24,14 @@ from auction.services.errors import BBSError, InvalidRequest
 from auction.sim.chaos import ACTIONS
 
 SOURCE = operator.SOURCE
+
+
+class Question(Exception):
+    """A control that asks before it acts (dashboard.md C7)."""
+
+    def __init__(self, text: str, fields: dict[str, str]) -> None:
+        super().__init__(text)
+        self.text, self.fields = text, fields
 
 
 def _answer(request: HttpRequest, message: str, status: int = 200) -> HttpResponse:
@@ -47,6 +56,10 @@ def control(view: Callable[[HttpRequest], str]) -> Callable[[HttpRequest], HttpR
             return _answer(request, "you need the control permission", 403)
         try:
             return _answer(request, view(request))
+        except Question as question:
+            # C7: nothing changed yet; the answer is a form that repeats the request, confirmed.
+            return render(request, "partials/controls_confirm.html", {
+                "question": question.text, "fields": question.fields, "action": request.path})
         except BBSError as exc:
             return _answer(request, exc.message, exc.status if exc.status < 500 else 400)
 
@@ -89,6 +102,10 @@ def chaos(request: HttpRequest) -> str:
     if action is None or not action.dashboard:
         raise InvalidRequest("Invalid field: action")
     raw = {p.name: request.POST.get(p.name, "").strip() for p in action.params}
+    if name == "scale" and request.POST.get("confirm") != "1":
+        doubts = scale_question(raw.get("process_guid", ""), raw.get("instances", ""))
+        if doubts:
+            raise Question(doubts, {**raw, "action": name})
     instance = request.POST.get("instance", "").strip()
     if instance and "process_guid" in raw and "index" in raw:
         guid, _, index = instance.rpartition(".")

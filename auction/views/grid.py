@@ -22,6 +22,8 @@ def grid_context(request: HttpRequest, *, live_view: str = "grid") -> dict:
     zone = request.GET.get("zone", "")[:64]
     context: dict = {
         "mode": mode, "zone": zone, "cell_count": cell_count,
+        # G8: a mode the size chose (not the URL) says so, with the way to the full view.
+        "auto_mode": mode != "full" and request.GET.get("mode") not in ("full", "dense", "zones"),
         "filters": {name: request.GET.get(name, "")[:200] for name in FILTERS},
         "states": [*ActualLRP.State.values, "EVACUATING", "SUSPECT", "PENDING"],
         "clock": clock_view(), "live_view": live_view,

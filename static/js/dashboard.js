@@ -205,6 +205,43 @@
 
   document.addEventListener("htmx:wsAfterMessage", function () { placeRowUpdates(); takeIncoming(); restore(); syncChoices(); });
 
+  // --- a control request in flight says so; a failed one says what failed (C7) --------
+  function controlStatus(e) {
+    var target = e.detail && e.detail.target;
+    return target && target.id === "control-status" ? target : null;
+  }
+  document.addEventListener("htmx:beforeRequest", function (e) {
+    var status = controlStatus(e);
+    if (!status) return;
+    status.setAttribute("aria-busy", "true");
+    status.innerHTML = '<p class="control-result control-working"><span aria-hidden="true">…</span> working</p>';
+  });
+  document.addEventListener("htmx:afterRequest", function (e) {
+    var status = controlStatus(e);
+    if (status) status.removeAttribute("aria-busy");
+  });
+  function failed(e, why) {
+    var status = controlStatus(e);
+    if (!status) return;
+    var p = document.createElement("p");
+    p.className = "control-result control-error";
+    p.setAttribute("role", "alert");
+    p.textContent = "⚠ the request did not complete (" + why + "): check the cluster before repeating it";
+    status.replaceChildren(p);
+  }
+  document.addEventListener("htmx:responseError", function (e) {
+    var code = e.detail.xhr ? e.detail.xhr.status : 0;
+    if (code >= 500 || code === 0) failed(e, "HTTP " + code);
+  });
+  document.addEventListener("htmx:sendError", function (e) { failed(e, "no answer from the server"); });
+  document.addEventListener("htmx:timeout", function (e) { failed(e, "timed out"); });
+  document.addEventListener("click", function (e) {
+    var cancel = e.target.closest && e.target.closest("[data-dismiss-question]");
+    if (!cancel) return;
+    var status = document.getElementById("control-status");
+    if (status) status.innerHTML = '<p class="control-result"><span aria-hidden="true">✓</span> cancelled: nothing changed</p>';
+  });
+
   // --- control answers: a 400/403/404 carries the reason; show it, do not drop it ----
   document.addEventListener("htmx:beforeSwap", function (e) {
     var target = e.detail.target;

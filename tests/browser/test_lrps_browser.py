@@ -234,3 +234,38 @@ def test_t9_fail_an_az_then_restore_it(stack: LiveStack) -> None:
     while time.monotonic() < deadline and not all_running(stack.status()):
         time.sleep(1)
     assert all_running(stack.status())
+
+
+def desired_instances(stack: LiveStack, guid: str) -> int:
+    code = f"from auction.models import DesiredLRP; print(DesiredLRP.objects.get(process_guid={guid!r}).instances)"
+    return int(stack.manage("shell", "-c", code).split()[-1])
+
+
+def test_c7_a_big_scale_asks_first_and_shows_the_real_outcome(stack: LiveStack) -> None:
+    """dashboard.md C7: scaling lrp-a from 3 to 100000 asks (10x, and past the cluster's
+    memory); Cancel changes nothing; "Scale anyway" scales and says so."""
+    stack.wait_for(all_running, what="the seed's 5 instances RUNNING")
+    errors: list[str] = []
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page()
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        sign_in(page, stack, "grid/")
+        chaos(page)
+        form = page.locator("form[data-chaos*='scale']")
+        form.locator("select[data-choices=apps]").select_option("lrp-a")
+        form.locator("input[name=instances]").fill("100000")
+        form.locator("button[value=scale]").click()
+        question = page.locator("#control-status .control-question")
+        expect(question).to_contain_text("from 3 to 100000 instances")
+        expect(question).to_contain_text("scale anyway?")
+        screenshot(page, "c7-question")
+        question.get_by_role("button", name="Cancel").click()
+        expect(page.locator("#control-status")).to_contain_text("cancelled: nothing changed")
+        assert desired_instances(stack, "lrp-a") == 3
+        form.locator("button[value=scale]").click()
+        page.locator("#control-status").get_by_role("button", name="Scale anyway").click()
+        expect(page.locator("#control-status")).to_contain_text("lrp-a scaled to 100000", timeout=30_000)
+        assert desired_instances(stack, "lrp-a") == 100000
+        browser.close()
+    assert errors == [], errors

@@ -58,3 +58,17 @@ def test_bundled_redis_only_without_redis_url() -> None:
     assert wanted_processes({"DIEGO_OTTO": "0"}) == ["redis", "web", "worker", "beat"]
     assert wanted_processes({"REDIS_URL": "redis://127.0.0.1:6379/0"}) == [
         "web", "worker", "beat", "otto", "orchestrators"]
+
+
+@pytest.mark.django_db
+def test_a_mode_chosen_for_the_size_says_so(client) -> None:  # type: ignore[no-untyped-def]
+    """dashboard.md G8: past 50 cells the grid opens dense by itself, says so, links the full view."""
+    from auction.models import Cell, Zone
+
+    zone = Zone.objects.create(name="z1")
+    Cell.objects.bulk_create(Cell(cell_id=f"c-{i:03d}", zone=zone, index=i, memory_mb=4096) for i in range(60))
+    html = client.get("/grid/").content.decode()
+    assert "60 cells: dense mode, chosen for the size" in html and 'href="?mode=full">full view' in html
+    assert "chosen for the size" not in client.get("/grid/?mode=dense").content.decode()
+    Cell.objects.filter(index__gte=10).delete()
+    assert "chosen for the size" not in client.get("/grid/").content.decode()

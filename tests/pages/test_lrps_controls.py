@@ -207,3 +207,42 @@ def test_live_dropdowns_carry_crashable_instances_compactly(seeded) -> None:  # 
                 for run in runs.split(",")
                 for i in range(int(run.split("-")[0]), int(run.split("-")[-1]) + 1)}
     assert expanded == set(control_choices().crashable) and expanded
+
+
+def test_scaling_10x_or_past_the_cluster_asks_first_and_changes_nothing(operator, seeded) -> None:  # type: ignore[no-untyped-def]
+    """dashboard.md C7: "scale anyway?" before 10x or more, or more memory than the healthy
+    cells hold; nothing changes until confirmed; an ordinary scale just happens."""
+    lrp = DesiredLRP.objects.get(process_guid="lrp-a")
+    before = lrp.instances
+    cluster_mb = sum(Cell.objects.exclude(state="failed").values_list("memory_mb", flat=True))
+    answer = post(operator, "/controls/chaos/", action="scale", process_guid="lrp-a", instances="100000")
+    html = answer.content.decode()
+    assert answer.status_code == 200 and "scale anyway?" in html
+    assert f"from {before} to 100000 instances" in html
+    assert f"100000 x {lrp.memory_mb} MB needs" in html and f"the cluster has {cluster_mb / 1024:,.1f} GB" in html
+    assert 'name="confirm" value="1"' in html and 'name="instances" value="100000"' in html
+    assert DesiredLRP.objects.get(process_guid="lrp-a").instances == before
+    assert not AuditEntry.objects.filter(action="desired_lrp_update").exists()
+    # The fitting, small change does not ask.
+    assert "scaled to" in post(operator, "/controls/chaos/", action="scale", process_guid="lrp-a",
+                               instances=str(before + 1)).content.decode()
+    # Confirmed, it happens: 9x is not asked about, 10x is.
+    fits = max(1, cluster_mb // lrp.memory_mb // 2)
+    asked = post(operator, "/controls/chaos/", action="scale", process_guid="lrp-b", instances=str(fits))
+    assert "scale anyway?" in asked.content.decode()
+    done = post(operator, "/controls/chaos/", action="scale", process_guid="lrp-b", instances=str(fits),
+                confirm="1")
+    assert "scaled to" in done.content.decode()
+    assert DesiredLRP.objects.get(process_guid="lrp-b").instances == fits
+
+
+def test_scale_doubts_rule() -> None:
+    """dashboard.md C7: the rule in the core."""
+    from auction.sim.lrps import scale_doubts
+
+    assert scale_doubts(3, 29, 256, 32 * 1024) == ""
+    assert scale_doubts(3, 30, 256, 32 * 1024) == "from 3 to 30 instances is 10x"
+    assert scale_doubts(0, 9, 256, 32 * 1024) == ""
+    assert scale_doubts(10, 5, 256, 1024) == "5 x 256 MB needs 1.2 GB; the cluster has 1.0 GB"
+    assert scale_doubts(3, 100000, 2048, 32 * 1024) == (
+        "from 3 to 100000 instances is 33333x; 100000 x 2048 MB needs 200,000.0 GB; the cluster has 32.0 GB")
