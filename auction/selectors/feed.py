@@ -158,6 +158,8 @@ def events_query(values: dict[str, str]) -> str:
     from urllib.parse import urlencode
 
     clean = {n: str(values.get(n, "")).strip()[:200] for n in (*EVENT_FILTERS, "page")}
+    if clean["type"] == "all":
+        clean["type"] = ""  # the filter's own word for "any type"
     if clean["page"] in ("", "1"):
         clean["page"] = ""
     return urlencode({k: v for k, v in clean.items() if v})

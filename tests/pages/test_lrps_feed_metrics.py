@@ -163,3 +163,13 @@ def test_feed_says_what_an_audited_change_did() -> None:
                  diff={"process_guid": [None, "api"], "instances": [None, 2]})
     texts = [r.text for r in feed_rows()]
     assert texts == ["api instances 2 (api)", "web instances 3 → 5 (dashboard)"]
+
+
+def test_events_type_all_is_every_type(client) -> None:  # type: ignore[no-untyped-def]
+    """M2: ``/events/?type=all`` lists every event, as no type filter does."""
+    from auction.services.events import event_record
+
+    event_record("clock_pause", 1.0, key="clock", source="dashboard")
+    event_record("cell_fail", 2.0, key="cell-1", cell_id="cell-1")
+    html = client.get("/events/?type=all").content.decode()
+    assert 'data-type="clock_pause"' in html and 'data-type="cell_fail"' in html
