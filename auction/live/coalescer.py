@@ -290,6 +290,14 @@ def _count_unseen_changes(client: redis.Redis, topics: set[str]) -> None:
     pipe.execute()
 
 
+def group_seqs(topics: list[str], client: redis.Redis | None = None) -> list[int]:
+    """The frame numbers of several groups in one round trip (a snapshot reads them all)."""
+    if not topics:
+        return []
+    values = (client or state_redis()).mget([f"{key_prefix()}:seq:{t}" for t in topics])
+    return [int(v or 0) for v in values]
+
+
 def group_seq(topic: str, client: redis.Redis | None = None) -> int:
     value = (client or state_redis()).get(f"{key_prefix()}:seq:{topic}")
     return int(value or 0)

@@ -20,7 +20,7 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from auction.live.coalescer import SEP, group_seq, runner, viewers_change
+from auction.live.coalescer import SEP, group_seqs, runner, viewers_change
 from auction.live.fragments import epoch_marker
 from auction.live.groups import group
 from auction.live.rate import RateWindow
@@ -68,14 +68,16 @@ class LiveConsumer(AsyncWebsocketConsumer):
         self.rate = RateWindow(MESSAGES_PER_S)
         self.flusher: asyncio.Task[None] | None = None
         self.frames_sent = 0
+        # One at a time: at once, a room of pages connecting takes a Redis connection per
+        # group each (200 pages x 10 groups passed the pool's 2,000).
         for topic in self.topics:
             await self.channel_layer.group_add(group(topic), self.channel_name)
         await self.accept()
-        await database_sync_to_async(viewers_change)(self.topics, 1)
         runner.joined()
-        # Snapshot first (L1): whatever happened between the page render and the
-        # socket opening is covered by this frame (several messages if it is huge).
-        rest = (await database_sync_to_async(self._regions)(self.topics)).split(SEP)
+        # Counted in (so the coalescer renders for us), then the snapshot first (L1):
+        # whatever happened between the page render and the socket opening is covered by
+        # this frame (several messages if it is huge). One trip to the sync thread.
+        rest = (await database_sync_to_async(self._join)(self.topics)).split(SEP)
         while rest:
             text, rest = pack(rest)
             await self._send(text)
@@ -90,11 +92,15 @@ class LiveConsumer(AsyncWebsocketConsumer):
         for topic in self.topics:
             await self.channel_layer.group_discard(group(topic), self.channel_name)
 
+    def _join(self, topics: list[str]) -> str:
+        viewers_change(topics, 1)
+        return self._regions(topics)
+
     def _regions(self, topics: list[str]) -> str:
         """Regions as they are now; frames numbered up to here are already in them."""
         parts = []
-        for topic in topics:
-            seq = self.seq[topic] = group_seq(topic)
+        for topic, seq in zip(topics, group_seqs(topics), strict=True):
+            self.seq[topic] = seq
             parts.append(region_snapshot((topic, self.params, seq),
                                          lambda topic=topic: region_html(topic, self.params)))
         return SEP.join(p for p in parts if p)
