@@ -97,7 +97,15 @@ class LiveConsumer(AsyncWebsocketConsumer):
         return self._regions(topics)
 
     def _regions(self, topics: list[str]) -> str:
-        """Regions as they are now; frames numbered up to here are already in them."""
+        """Regions as they are now; frames numbered up to here are already in them.
+
+        A page drawn for another world epoch gets the new epoch instead (it reloads): a
+        resync must not swap the new world's cells into it."""
+        from auction.selectors.clock import world_epoch
+
+        if self.epoch is not None and (current := world_epoch()) != self.epoch:
+            self.epoch_sent = True
+            return epoch_marker(current)
         parts = []
         for topic, seq in zip(topics, group_seqs(topics), strict=True):
             self.seq[topic] = seq

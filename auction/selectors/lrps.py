@@ -371,11 +371,20 @@ PER_PAGE = 200
 
 
 def lrps_page(now: float | None = None, page: int | str = 1) -> LRPsPage:
+    """One page of desired vs actual: only its LRPs' instances are read (10,000 LRPs cost
+    what 200 do), the domains and the orphans are the whole cluster's."""
     now = clock_row().now() if now is None else now
-    rows, orphans, domains = lrp_rows(now)
-    pages = max(1, -(-len(rows) // PER_PAGE))
+    total = DesiredLRP.objects.count()
+    pages = max(1, -(-total // PER_PAGE))
     number = min(max(1, int(page) if str(page).isascii() and str(page).isdigit() else 1), pages)
-    shown = rows[(number - 1) * PER_PAGE:number * PER_PAGE]
-    return LRPsPage(now=now, rows=shown, domains=list(domains.values()),
+    guids = list(DesiredLRP.objects.order_by("process_guid").values_list("process_guid", flat=True)
+                 [(number - 1) * PER_PAGE:number * PER_PAGE])
+    rows, _, _ = lrp_rows(now, guids)
+    rows.sort(key=lambda row: row.process_guid)
+    orphan_guids = list(ActualLRP.objects.filter(presence=ORDINARY).exclude(
+        desired_id__in=DesiredLRP.objects.values("process_guid")).values_list("desired_id", flat=True).distinct())
+    _, orphans, _ = lrp_rows(now, orphan_guids) if orphan_guids else ([], [], {})
+    domains = domain_views(now, set(DesiredLRP.objects.values_list("domain", flat=True).distinct()))
+    return LRPsPage(now=now, rows=rows, domains=list(domains.values()),
                     convergence=convergence_view(now), tasks=task_lines(now), orphans=orphans,
-                    total=len(rows), number=number, pages=pages)
+                    total=total, number=number, pages=pages)

@@ -286,3 +286,26 @@ def test_frames_carry_the_epoch_they_were_rendered_in(monkeypatch) -> None:  # t
     tick = Coalescer(only_watched=False).tick()
     assert {m["epoch"] for _, m in tick.frames} == {8}
     assert {"cell:cell-0"} <= take_dirty(state_redis())
+
+
+@pytest.mark.asyncio
+async def test_a_resync_of_a_page_of_an_older_world_sends_the_epoch_not_the_new_cells() -> None:
+    """dashboard.md L1 (the world epoch), L4: a gap re-snapshots a region, but a page drawn
+    for an earlier epoch gets the new epoch marker instead of the new world's cells."""
+    from auction.selectors.clock import world_epoch
+    from auction.services.world import world_changed
+
+    await sync_to_async(_cells)(4, zones=2)
+    epoch = await sync_to_async(world_epoch)()
+    communicator, _ = await _connect(f"/ws/live/?view=grid&mode=full&epoch={epoch}")
+    await sync_to_async(world_changed)()
+    layer = get_channel_layer()
+    known = await sync_to_async(group_seq)("zone.z1")
+    await layer.group_send("w.main.zone.z1", {
+        "type": "live.frame", "topic": "zone.z1", "seq": known + 5, "part": 0, "parts": 1,
+        "epoch": epoch, "data": b'<div id="cell-x" hx-swap-oob="true"></div>'})
+    received = ""
+    while f'data-epoch="{epoch + 1}"' not in received:
+        received += await communicator.receive_from(timeout=5)
+    assert 'id="zone-z1"' not in received and 'data-cell-id="cell-0"' not in received
+    await communicator.disconnect()

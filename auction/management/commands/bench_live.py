@@ -9,6 +9,8 @@
    stays live (a failed cell reaches its tile).
 3. A 10,000-placement auction on 1,000 cells: frames and bytes one browser receives,
    in zones mode and in dense mode, against the frames' cap of 4 per second.
+5. /lrps/ with 10,000 DesiredLRPs: the page's size and load time, and how long a crash
+   takes to reach its row (with the frames' bytes).
 4. 200 viewers of a 1,500-block grid connecting at once: time to each one's first
    snapshot (p50/p95/max), then the frames one of them gets while apps are desired and
    placed one at a time (count, mean and max bytes).
@@ -69,7 +71,7 @@ class Command(BaseCommand):
         parser.add_argument("--instances", type=int, default=250_000)
         parser.add_argument("--placements", type=int, default=10_000)
         parser.add_argument("--viewers", type=int, default=200)
-        parser.add_argument("--only", default="", help="comma-separated: latency, first_view, burst, viewers")
+        parser.add_argument("--only", default="", help="comma-separated: latency, first_view, burst, viewers, lrps")
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["inner"]:
@@ -145,7 +147,7 @@ def inner(options: dict[str, Any]) -> dict[str, Any]:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=_chromium(), headless=True,
                                     args=["--no-sandbox", "--disable-gpu"])
-        only = set(filter(None, options["only"].split(","))) or {"latency", "first_view", "burst", "viewers"}
+        only = set(filter(None, options["only"].split(","))) or {"latency", "first_view", "burst", "viewers", "lrps"}
         try:
             if "latency" in only:
                 out["commit_to_block_100_cells"] = latency(browser, url, options["samples"])
@@ -153,6 +155,8 @@ def inner(options: dict[str, Any]) -> dict[str, Any]:
                 out["first_view_1000_cells"] = first_view(browser, url, options["instances"])
             if "burst" in only:
                 out["burst_10000_placements"] = burst(browser, url, options["placements"])
+            if "lrps" in only:
+                out["lrps_10000_desired"] = lrps_10k(browser, url)
         finally:
             browser.close()
     if "viewers" in only:
@@ -177,6 +181,38 @@ def _running(cell_ids: list[str], instances: int, per_app: int = 100, prefix: st
             ActualLRP.objects.bulk_create(rows)
             rows = []
     ActualLRP.objects.bulk_create(rows)
+
+
+def lrps_10k(browser, url: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    from auction.services.cells import actual_lrp_crash
+
+    cell_ids = _cluster(100, 4, 65_536)
+    _running(cell_ids, 10_000, per_app=1)
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    frames: list[int] = []
+    page.on("websocket", lambda ws: ws.on(
+        "framereceived", lambda f: frames.append(len(f if isinstance(f, bytes) else f.encode()))))
+    started = time.perf_counter()
+    page.goto(url + "/lrps/")
+    page.wait_for_selector("body[data-ws=open]", timeout=60_000)
+    load_s = time.perf_counter() - started
+    html_bytes = len(page.content().encode())
+    time.sleep(1.5)
+    frames.clear()
+    crashes = []
+    for n in range(5):
+        guid = f"app-{n:05d}"
+        started = time.perf_counter()
+        actual_lrp_crash(guid, 0, source="bench")
+        page.wait_for_function(
+            f"(document.querySelector('#lrp-{guid} [data-col=crashes]') || {{}}).textContent === '1'",
+            timeout=30_000)
+        crashes.append(time.perf_counter() - started)
+        time.sleep(0.5)
+    page.close()
+    return {"desired_lrps": 10_000, "rows_on_page": 200, "page_bytes": html_bytes,
+            "load_to_socket_open_s": round(load_s, 3), "crash_to_row_s": _quantiles(crashes),
+            "frames": len(frames), "mean_frame_bytes": round(statistics.mean(frames)) if frames else 0}
 
 
 def _quantiles(values: list[float]) -> dict[str, float]:
