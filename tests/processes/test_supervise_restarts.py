@@ -197,3 +197,34 @@ def test_a_closed_stdout_pipe_leaves_no_child_running() -> None:
                    "every child gone after stdout closed", live)
     finally:
         live.stop()
+
+
+def test_a_process_that_keeps_dying_backs_off_and_the_rest_run_on() -> None:
+    """dashboard.md S1, S2, S4, with stand-in commands: 1 s, then 2 s; a neighbour untouched."""
+    import io
+    import threading
+
+    from diego_web.supervise import Supervisor
+
+    out = io.StringIO()
+    supervisor = Supervisor(dict(os.environ), output=out)
+    supervisor.add("crasher", "echo hello; exit 3")
+    supervisor.add("sleeper", "exec sleep 60")
+    loop = threading.Thread(target=supervisor.loop)
+    loop.start()
+    try:
+        deadline = time.monotonic() + 15
+        while out.getvalue().count("crasher started") < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        sleeper = supervisor.children[1].proc
+        assert sleeper is not None and sleeper.poll() is None
+    finally:
+        supervisor.stopping.set()
+        loop.join(20)
+    text = out.getvalue()
+    assert re.search(r"system\s+\| crasher exited \(rc=3\), restarted in 1 s", text), text
+    assert re.search(r"system\s+\| crasher exited \(rc=3\), restarted in 2 s", text), text
+    assert re.search(r"crasher\s+\| hello", text), text
+    assert text.count("sleeper started") == 1 and "sleeper exited" not in text, text
+    assert not loop.is_alive() and sleeper.poll() is not None, text
+    assert re.search(r"system\s+\| sleeper stopped \(SIGTERM\)", text), text
