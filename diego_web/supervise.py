@@ -213,8 +213,11 @@ class Supervisor:
         # that ignored it would otherwise outlive us.
         for proc in running:
             _killpg(proc.pid, signal.SIGKILL)
-            if proc.poll() is None:
+            try:
                 proc.wait(5)
+            except subprocess.TimeoutExpired:  # stuck in the kernel: report it, go on
+                self.system(f"{self.name_of(proc)} (pid={proc.pid}) did not die on SIGKILL")
+                continue
             if proc.returncode is not None:
                 self.system(f"{self.name_of(proc)} stopped ({describe_exit(proc.returncode)})")
 
