@@ -107,9 +107,12 @@ def scale_question(process_guid: str, instances: str) -> str:
 
     from auction.sim.lrps import scale_doubts
 
+    from auction.bbs.validation import out_of_range
+
     app = DesiredLRP.objects.filter(process_guid=process_guid).values("instances", "memory_mb").first()
-    if app is None or not (instances.isascii() and instances.isdigit()):
-        return ""  # the service answers with the BBS's own error
+    if (app is None or not (instances.isascii() and instances.isdigit())
+            or out_of_range("instances", int(instances))):
+        return ""  # nothing to ask: the service answers with the BBS's own error
     total = Cell.objects.exclude(state="failed").aggregate(m=Sum("memory_mb"))["m"] or 0
     return scale_doubts(app["instances"], int(instances), app["memory_mb"], total)
 
