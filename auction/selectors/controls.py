@@ -105,9 +105,8 @@ def scale_question(process_guid: str, instances: str) -> str:
     """The dashboard's "scale anyway?" for this request, or "" (``sim.lrps.scale_doubts``)."""
     from django.db.models import Sum
 
-    from auction.sim.lrps import scale_doubts
-
     from auction.bbs.validation import out_of_range
+    from auction.sim.lrps import scale_doubts
 
     app = DesiredLRP.objects.filter(process_guid=process_guid).values("instances", "memory_mb").first()
     if (app is None or not (instances.isascii() and instances.isdigit())
