@@ -503,8 +503,14 @@ class _Runner:
                     log.warning("live: coalescer wake-up: %s", exc)
                     await asyncio.sleep(TICK_S)
         finally:
-            await database_sync_to_async(self._release)()
-            await waker.aclose()
+            # Only Redis: a plain thread, bounded. A thread-sensitive hop here can wait
+            # forever when the loop itself is closing (a test's event loop torn down with
+            # the task still alive hung a whole suite).
+            try:
+                await asyncio.wait_for(asyncio.to_thread(self._release), 2)
+                await asyncio.wait_for(waker.aclose(), 2)
+            except (TimeoutError, RuntimeError, redis.RedisError) as exc:
+                log.warning("live: coalescer stop: %r", exc)
 
 
 runner = _Runner()
