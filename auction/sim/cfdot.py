@@ -19,7 +19,7 @@ from typing import Any
 from auction.bbs import events as ev
 from auction.bbs import types as core
 from auction.sim.lrps import DESIRED_CHANGED, DESIRED_CREATED, DESIRED_REMOVED
-from auction.sim.model import DRAINING, Load, SimApp, SimCell, SimTask
+from auction.sim.model import DRAINING, Load, QueuedWork, SimApp, SimCell, SimTask
 
 NS = 1_000_000_000
 #: The event types of the BBS's streams (bbs.md 8); the simulator's own notes are not.
@@ -48,6 +48,18 @@ class ClusterView:
     tasks: Sequence[SimTask]
     domains: Mapping[str, float | None]
     events: Sequence[tuple[float, str, str]]  # (at, type, key), in the order they happened
+    # What an import assumed where its capture lacked something (plans.md 3.2).
+    assumptions: tuple[str, ...] = ()
+    # The UNIX nanosecond of sim second 0: an imported foundation keeps its own times
+    # (``auction.sim.cfdot_read``); a simulated one starts at 0.
+    origin_ns: int = 0
+    # What a dump does not print but a clone of the cluster needs (plans.md 1): the
+    # auctioneer's queue, the convergence timer and the loaded scenario's steps not yet
+    # done, (at, marker, action, args). A capture has none of them (empty defaults).
+    queue: Sequence[QueuedWork] = ()
+    next_convergence_at: float | None = None
+    convergence_interval_s: float = 30.0
+    timeline: Sequence[tuple[float, str, str, Mapping[str, Any]]] = ()
 
 
 def cell_presence(cell: SimCell) -> dict[str, Any]:
@@ -127,7 +139,7 @@ def scheduling_info(app: SimApp) -> dict[str, Any]:
     return line
 
 
-def actual_lrp(row: core.ActualLRP, zone_of: Mapping[str, str]) -> dict[str, Any]:
+def actual_lrp(row: core.ActualLRP, zone_of: Mapping[str, str], origin_ns: int = 0) -> dict[str, Any]:
     """``cfdot actual-lrps`` (``models.ActualLRP``, flattened keys)."""
     running = row.state == core.RUNNING
     line: dict[str, Any] = {
@@ -143,7 +155,7 @@ def actual_lrp(row: core.ActualLRP, zone_of: Mapping[str, str]) -> dict[str, Any
     if row.placement_error:
         line["placement_error"] = row.placement_error
     line.update({
-        "since": ns(row.since),
+        "since": ns(row.since) + origin_ns,
         "modification_tag": {"epoch": row.modification_tag_epoch, "index": row.modification_tag_index},
         "presence": row.presence, "OptionalRoutable": {"routable": running},
         "availability_zone": zone_of.get(row.cell_id, "") if row.cell_id else "",
@@ -151,7 +163,7 @@ def actual_lrp(row: core.ActualLRP, zone_of: Mapping[str, str]) -> dict[str, Any
     return line
 
 
-def task(sim_task: SimTask) -> dict[str, Any]:
+def task(sim_task: SimTask, origin_ns: int = 0) -> dict[str, Any]:
     """``cfdot tasks`` (``models.Task``: the definition's keys first, flattened)."""
     t = sim_task.task
     line: dict[str, Any] = {
@@ -165,8 +177,9 @@ def task(sim_task: SimTask) -> dict[str, Any]:
         line["placement_tags"] = list(sim_task.placement_tags)
     line.update({
         "max_pids": 0, "image_username": "", "image_password": "", "task_guid": t.task_guid,
-        "domain": t.domain, "created_at": ns(t.created_at), "updated_at": ns(t.updated_at),
-        "first_completed_at": ns(t.first_completed_at), "state": TASK_STATES.get(t.state, "Invalid"),
+        "domain": t.domain, "created_at": _at(t.created_at, origin_ns),
+        "updated_at": _at(t.updated_at, origin_ns),
+        "first_completed_at": _at(t.first_completed_at, origin_ns), "state": TASK_STATES.get(t.state, "Invalid"),
         "cell_id": t.cell_id, "result": t.result, "failed": t.failed,
         "failure_reason": t.failure_reason, "rejection_count": t.rejection_count,
         "rejection_reason": t.rejection_reason,
@@ -174,8 +187,26 @@ def task(sim_task: SimTask) -> dict[str, Any]:
     return line
 
 
+#: The file ``manage.py diego dump --dir`` writes for each cfdot command (plans.md 3.3).
+COMMAND_FILES = {
+    "cells": "cells.jsonl", "cell-states": "cell-states.jsonl",
+    "desired-lrp-scheduling-infos": "desired-lrp-scheduling-infos.jsonl",
+    "actual-lrps": "actual-lrps.jsonl", "tasks": "tasks.jsonl", "domains": "domains.jsonl",
+}
+
+
 def dump_lines(view: ClusterView, *, events: bool = True) -> Iterator[str]:
     """The whole cluster, one compact JSON value per line (see the module docstring)."""
+    for _command, line in dump_records(view):
+        yield line
+    if events:
+        for at, type_, key in view.events:
+            if type_ in BBS_EVENTS:
+                yield _line({"event": type_, "at": at, "key": key})
+
+
+def dump_records(view: ClusterView) -> Iterator[tuple[str, str]]:
+    """(cfdot command, line) of every line of the cluster, command by command."""
     apps = {a.process_guid: a for a in view.apps}
     zone_of = {c.cell_id: c.zone for c in view.cells}
     by_cell: dict[str, list[core.ActualLRP]] = {}
@@ -189,23 +220,25 @@ def dump_lines(view: ClusterView, *, events: bool = True) -> Iterator[str]:
     cells = sorted(view.cells, key=lambda c: c.cell_id)
     for cell in cells:
         if cell.has_presence(view.now):
-            yield _line(cell_presence(cell))
+            yield "cells", _line(cell_presence(cell))
     for cell in cells:
         if not cell.silent and cell.has_presence(view.now):
-            yield _line(cell_state(cell, view.loads.get(cell.cell_id, Load()),
-                                   by_cell.get(cell.cell_id, ()), tasks_on.get(cell.cell_id, ()), apps))
+            yield "cell-states", _line(cell_state(cell, view.loads.get(cell.cell_id, Load()),
+                                                  by_cell.get(cell.cell_id, ()),
+                                                  tasks_on.get(cell.cell_id, ()), apps))
     for app in sorted(view.apps, key=lambda a: a.process_guid):
-        yield _line(scheduling_info(app))
+        yield "desired-lrp-scheduling-infos", _line(scheduling_info(app))
     for row in sorted(view.rows, key=lambda r: (r.process_guid, r.index, r.presence)):
-        yield _line(actual_lrp(row, zone_of))
+        yield "actual-lrps", _line(actual_lrp(row, zone_of, view.origin_ns))
     for sim_task in sorted(view.tasks, key=lambda t: t.task_guid):
-        yield _line(task(sim_task))
+        yield "tasks", _line(task(sim_task, view.origin_ns))
     for name in sorted(n for n, expiry in view.domains.items() if core.domain_is_fresh(expiry, view.now)):
-        yield json.dumps(name)
-    if events:
-        for at, type_, key in view.events:
-            if type_ in BBS_EVENTS:
-                yield _line({"event": type_, "at": at, "key": key})
+        yield "domains", json.dumps(name)
+
+
+def _at(seconds: float | None, origin_ns: int) -> int:
+    """A time as the BBS prints it; never set is 0 (cfdot ``first_completed_at``)."""
+    return 0 if seconds is None else ns(seconds) + origin_ns
 
 
 def _line(value: Any) -> str:

@@ -1,0 +1,222 @@
+"""Your own foundation: import a cfdot capture into the live cluster or keep it named.
+
+``foundation_import`` reads the files with the core's reader
+(``auction.sim.cfdot_read.read_capture``: every rule of the format lives there), then
+either replaces the live cluster with it in one transaction (bulk writes, the world epoch
+moved so every open page reloads) or keeps it as a named ``Foundation``, a base for plans
+that ``foundation_view`` hands back as a ``ClusterView`` (plans.md 3). A capture the
+reader refuses changes nothing: it is refused before the first write.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import IO, Any
+
+from django.db import OperationalError, transaction
+from django.db.models import F
+
+from auction.models import (
+    ActualLRP,
+    Cell,
+    DesiredLRP,
+    Domain,
+    Foundation,
+    SimClock,
+    Task,
+    Zone,
+)
+from auction.selectors.bbs import model_ports
+from auction.selectors.clock import clock_view
+from auction.services.audit import audit_record
+from auction.services.bulk import bulk_insert
+from auction.services.clock import clock_reset, clock_resume
+from auction.services.world import cluster_empty, world_changed
+from auction.sim.cfdot import ClusterView, dump_lines
+from auction.sim.cfdot_read import CaptureError, read_capture, summary
+from auction.sim.view_pack import pack_view, unpack_view
+
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+LOAD_ATTEMPTS = 3
+
+__all__ = ["CaptureError", "FoundationError", "FoundationNotFound", "ImportResult",
+           "foundation_import", "foundation_list", "foundation_load", "foundation_names",
+           "foundation_view"]
+
+
+class FoundationError(ValueError):
+    """A refused request about named foundations (bad or taken name)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class FoundationNotFound(LookupError):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"no foundation named {name!r}")
+        self.message = str(self.args[0])
+
+
+@dataclass(slots=True, frozen=True)
+class ImportResult:
+    name: str | None  # None: loaded into the live cluster
+    summary: dict[str, int]
+    assumptions: tuple[str, ...]
+
+
+Files = Iterable[tuple[str, bytes | IO[bytes] | IO[str]]]
+
+
+def foundation_import(files: Files, *, as_name: str | None = None, user: Any = None,
+                      source: str = "cli") -> ImportResult:
+    """Read a capture; load it into the live cluster, or keep it as ``as_name``.
+
+    Raises ``CaptureError`` (``file:line: field: why``) or ``FoundationError``; either way
+    nothing has changed."""
+    if as_name is not None:
+        _check_name(as_name)
+    view = read_capture(files)
+    if as_name is not None:
+        foundation_keep(as_name, view, user=user, source=source)
+    else:
+        foundation_load(view, user=user, source=source)
+    return ImportResult(as_name, summary(view), tuple(view.assumptions))
+
+
+def _check_name(name: str) -> None:
+    if not NAME.match(name):
+        raise FoundationError(f"foundation name {name!r}: 1-64 letters, digits, '.', '_' or '-', "
+                              "starting with a letter or digit")
+
+
+def capture_bytes(view: ClusterView) -> bytes:
+    """The view as cfdot lines, gzip-compressed (no timestamp: the same view, the same bytes)."""
+    text = "".join(line + "\n" for line in dump_lines(view, events=False))
+    return gzip.compress(text.encode(), mtime=0)
+
+
+def foundation_keep(name: str, view: ClusterView, *, user: Any = None, source: str = "cli") -> Foundation:
+    _check_name(name)
+    with transaction.atomic():
+        if Foundation.objects.filter(name=name).exists():
+            raise FoundationError(f"a foundation named {name!r} exists already; choose another name")
+        kept = Foundation.objects.create(name=name, capture=capture_bytes(view), snapshot=pack_view(view),
+                                         summary=summary(view), assumptions=list(view.assumptions))
+        audit_record("foundation_keep", name, clock_view().now, source=source, user=user,
+                     diff={"summary": [None, summary(view)]})
+        return kept
+
+
+def foundation_names() -> list[str]:
+    return list(Foundation.objects.order_by("name").values_list("name", flat=True))
+
+
+def foundation_list() -> list[dict[str, Any]]:
+    """Every named foundation with its counts and assumptions (not its capture)."""
+    return [{"name": f["name"], "created_at": f["created_at"].isoformat(), "summary": f["summary"],
+             "assumptions": f["assumptions"]}
+            for f in Foundation.objects.order_by("name").values("name", "created_at", "summary",
+                                                                "assumptions")]
+
+
+def foundation_view(name: str) -> ClusterView:
+    """The named foundation as a cluster (a plan's base); ``FoundationNotFound`` if none."""
+    row = Foundation.objects.filter(name=name).values_list("capture", "assumptions", "snapshot").first()
+    if row is None:
+        raise FoundationNotFound(name)
+    if row[2]:
+        try:
+            return unpack_view(bytes(row[2]))
+        except ValueError:
+            pass  # packed by another version: the capture says the same, only slower
+    view = read_capture([(f"{name}.jsonl.gz", bytes(row[0]))])
+    view.assumptions = tuple(row[1] or ())  # what the original capture lacked
+    return view
+
+
+def foundation_load_named(name: str, *, user: Any = None, source: str = "cli") -> ImportResult:
+    """Load a named foundation into the live cluster."""
+    view = foundation_view(name)
+    foundation_load(view, user=user, source=source, name=name)
+    return ImportResult(None, summary(view), tuple(view.assumptions))
+
+
+def foundation_load(view: ClusterView, *, user: Any = None, source: str = "cli", name: str = "") -> None:
+    """Replace the live cluster with ``view``, all or nothing (as a scenario load does;
+    a deadlock with the running simulation on PostgreSQL is simply tried again)."""
+    for attempt in range(1, LOAD_ATTEMPTS + 1):
+        try:
+            _load(view, user=user, source=source, name=name)
+            return
+        except OperationalError as exc:
+            if attempt == LOAD_ATTEMPTS or "deadlock" not in str(exc).lower():
+                raise
+
+
+def _load(view: ClusterView, *, user: Any, source: str, name: str) -> None:
+    was_paused = clock_view().paused
+    now = view.now
+    with transaction.atomic():
+        cluster_empty()
+        clock_reset(now, paused=True)
+        SimClock.objects.filter(pk=1).update(
+            seed=0, advanced_to=now, origin_ns=view.origin_ns,
+            next_convergence_at=F("convergence_interval_s") + now)
+        zones = {}
+        for zone in sorted({c.zone for c in view.cells}):
+            zones[zone] = Zone.objects.create(name=zone).pk
+        bulk_insert(Cell, CELL_FIELDS, (
+            (c.cell_id, zones[c.zone], c.index, c.memory_mb, c.disk_mb, c.containers,
+             list(c.preloaded_rootfses), list(c.rootfs_providers), list(c.volume_drivers),
+             list(c.placement_tags), list(c.optional_placement_tags), c.proxy_memory_mb, c.state,
+             c.presence_lost_at, c.evacuating_since, c.evacuation_synced_at)
+            for c in view.cells))
+        bulk_insert(DesiredLRP, DESIRED_FIELDS, (
+            (a.process_guid, a.domain, a.rootfs, a.instances, a.memory_mb, a.disk_mb,
+             list(a.placement_tags), list(a.volume_drivers), list(a.ports), a.start_delay_s,
+             a.crash_probability, a.crash_after_s, a.epoch, a.tag)
+            for a in view.apps))
+        bulk_insert(ActualLRP, ACTUAL_FIELDS, (
+            (r.process_guid, r.index, r.presence, r.state, r.domain, r.instance_guid, r.cell_id,
+             r.address, model_ports(r.ports), r.placement_error, r.since, r.crash_count,
+             r.crash_reason, r.modification_tag_epoch, r.modification_tag_index, r.ready_at,
+             r.crash_at)
+            for r in view.rows))
+        bulk_insert(Task, TASK_FIELDS, (
+            (t.task_guid, t.task.domain, t.task.state, t.task.cell_id, t.task.created_at,
+             t.task.updated_at, t.task.first_completed_at, t.task.failed, t.task.failure_reason,
+             t.task.result, t.task.rejection_count, t.task.rejection_reason, t.task.callback_url,
+             t.rootfs, t.memory_mb, t.disk_mb, list(t.placement_tags), list(t.volume_drivers),
+             t.duration_s, t.placement_mode, t.task.finishes_at)
+            for t in view.tasks))
+        bulk_insert(Domain, ("name", "expires_at", "ttl_s"),
+                    ((domain, expiry, 0.0) for domain, expiry in view.domains.items()))
+        # The import is the new checkpoint: the previous scenario's timeline stops here
+        # (``DbStore._timeline``).
+        audit_record("foundation_import", name or "capture", now, source=source, user=user,
+                     diff={"summary": [None, summary(view)],
+                           "assumptions": [None, list(view.assumptions)]})
+        world_changed()  # every open page draws the new cluster
+        if not was_paused:
+            clock_resume()
+
+
+CELL_FIELDS = ("cell_id", "zone", "index", "memory_mb", "disk_mb", "containers",
+               "preloaded_rootfses", "rootfs_providers", "volume_drivers", "placement_tags",
+               "optional_placement_tags", "proxy_memory_mb", "state", "presence_lost_at",
+               "evacuating_since", "evacuation_synced_at")
+DESIRED_FIELDS = ("process_guid", "domain", "rootfs", "instances", "memory_mb", "disk_mb",
+                  "placement_tags", "volume_drivers", "ports", "start_delay_s",
+                  "crash_probability", "crash_after_s", "modification_tag_epoch",
+                  "modification_tag_index")
+ACTUAL_FIELDS = ("desired", "index", "presence", "state", "domain", "instance_guid", "cell_id",
+                 "address", "ports", "placement_error", "since", "crash_count", "crash_reason",
+                 "modification_tag_epoch", "modification_tag_index", "ready_at", "crash_at")
+TASK_FIELDS = ("task_guid", "domain", "state", "cell_id", "created_at", "updated_at",
+               "first_completed_at", "failed", "failure_reason", "result", "rejection_count",
+               "rejection_reason", "completion_callback_url", "rootfs", "memory_mb", "disk_mb",
+               "placement_tags", "volume_drivers", "duration_s", "placement_mode", "finishes_at")

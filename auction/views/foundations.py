@@ -1,0 +1,69 @@
+"""``/foundations/``: upload a cfdot capture from the dashboard (plans.md 3.6).
+
+Operators only (the ``control`` permission, as every control). The page posts the files
+to itself as one multipart form; the one service, ``foundation_import``, loads them into
+the live cluster or keeps them named. The answer (counts and assumptions) or the reader's
+one-line error is shown on the page.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_http_methods
+
+from auction.middleware import upload_limit
+from auction.permissions import is_operator
+from auction.services.foundations import (
+    CaptureError,
+    FoundationError,
+    FoundationNotFound,
+    ImportResult,
+    foundation_import,
+    foundation_list,
+    foundation_load_named,
+)
+
+
+@require_http_methods(["GET", "POST"])
+def foundations_page(request: HttpRequest) -> HttpResponse:
+    allowed = request.user.is_authenticated and is_operator(request.user)
+    context: dict[str, object] = {"page": "foundations", "live_view": "foundations", "allowed": allowed,
+                                  "limit_bytes": upload_limit(),
+                                  "limit_mb": round(upload_limit() / 1024 / 1024)}
+    status = 200
+    if request.method == "GET":
+        context["result"] = request.session.pop("foundation_result", None)
+    if request.method == "POST":
+        if not allowed:
+            context["error"] = "you need the control permission to import a foundation"
+            status = 403
+        else:
+            try:
+                result = _post(request)
+                context["result"] = kept = {"name": result.name, "summary": result.summary,
+                                            "assumptions": list(result.assumptions)}
+                # A load into live moves the world epoch, and every open page reloads,
+                # this one too: the answer waits in the session for that reload.
+                request.session["foundation_result"] = kept
+            except (CaptureError, FoundationError, FoundationNotFound) as exc:
+                context["error"] = exc.message
+                status = 413 if exc.message.startswith("capture too large") else 400
+    context["foundations"] = foundation_list()
+    return render(request, "foundations/page.html", context, status=status)
+
+
+def _post(request: HttpRequest) -> ImportResult:
+    length = int(request.META.get("CONTENT_LENGTH") or 0)
+    if length > upload_limit():
+        raise FoundationError(f"capture too large: {length} bytes, the limit is {upload_limit()} bytes")
+    if request.POST.get("load"):
+        return foundation_load_named(request.POST["load"], user=request.user, source="dashboard")
+    files = request.FILES.getlist("file")
+    if not files:
+        raise FoundationError("choose the files of a capture first")
+    name = request.POST.get("name", "").strip() if request.POST.get("mode") == "keep" else None
+    if name == "":
+        raise FoundationError("give the foundation a name to keep it")
+    return foundation_import([(f.name or "upload", f) for f in files], as_name=name, user=request.user,
+                             source="dashboard")
