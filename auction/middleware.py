@@ -10,18 +10,23 @@ them from having to remember the characters that crash the database.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.template.loader import render_to_string
 from django.urls import Resolver404, resolve
+from django.utils.deprecation import MiddlewareMixin
 
 from auction.bbs.validation import storable_text
 from auction.services.errors import InvalidRequest
+
+log = logging.getLogger(__name__)
 
 API_PREFIX = "/api/"
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
@@ -72,6 +77,25 @@ def unstorable_field(request: HttpRequest) -> str | None:
     return None
 
 
+def upload_limit() -> int:
+    """The largest request body, in bytes (``DIEGO_UPLOAD_MAX_MB``: a foundation capture)."""
+    return int(float(getattr(settings, "DIEGO_UPLOAD_MAX_MB", 200.0)) * 1024 * 1024)
+
+
+def too_large(request: HttpRequest) -> HttpResponse | None:
+    """413 before anything parses a body over the limit (CSRF reads a form's fields)."""
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0
+    if length <= upload_limit():
+        return None
+    message = f"capture too large: {length} bytes, the limit is {upload_limit()} bytes"
+    if request.path.startswith(API_PREFIX):
+        return JsonResponse(InvalidRequest(message).as_dict(), status=413)
+    return HttpResponse(render_to_string("400.html", {"message": message}), status=413)
+
+
 def refusal(request: HttpRequest, field: str) -> HttpResponse:
     error = InvalidRequest(f"Invalid field: {field}")
     if request.path.startswith(API_PREFIX):
@@ -93,14 +117,65 @@ class RefuseUnstorableInput:
     def __call__(self, request: HttpRequest) -> Any:
         if self.is_async:
             return self._acall(request)
+        if (response := too_large(request)) is not None:
+            return response
         field = unstorable_field(request)
         if field is not None:
             return refusal(request, field)
         return self.get_response(request)
 
     async def _acall(self, request: HttpRequest) -> HttpResponse:
+        if (response := too_large(request)) is not None:
+            return response
         field = unstorable_field(request)
         if field is not None:
             return refusal(request, field)
         response: Awaitable[HttpResponse] = self.get_response(request)
         return await response
+
+
+# --- JSON-only errors under /api/ (bbs.md 1.7) ------------------------------------------
+# What an error status becomes when something outside the API's own views answered it
+# (Django's CSRF refusal, a 500 from any layer, a too-large body, a bad Host).
+_ERROR_TYPES = {401: "Unauthorized", 403: "Unauthorized", 404: "ResourceNotFound",
+                409: "ResourceExists"}
+_ERROR_MESSAGES = {
+    400: "bad request", 401: "authentication required", 403: "forbidden",
+    404: "the requested resource could not be found", 405: "method not allowed",
+    413: "request body too large", 415: "request body must be JSON (Content-Type: application/json)",
+    500: "internal error: the request was not completed",
+}
+
+
+def api_error_json(status: int, message: str | None = None) -> JsonResponse:
+    kind = _ERROR_TYPES.get(status, "UnknownError" if status >= 500 else "InvalidRequest")
+    text = message or _ERROR_MESSAGES.get(status, "request failed")
+    return JsonResponse({"error": {"type": kind, "message": text}}, status=status)
+
+
+class ApiJsonErrors(MiddlewareMixin):
+    """Under ``/api/`` every error is the BBS's JSON shape, whoever produced it.
+
+    Outermost, so it sees the answers of every other layer: an exception anywhere below
+    becomes a JSON 500 (logged with its traceback, never sent), and an error page in HTML
+    (CSRF's 403, a 400 for a bad Host or body, Django's own 404/500) becomes its JSON twin.
+    """
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not request.path.startswith(API_PREFIX):
+            return None
+        log.error("API request %s %s failed", request.method, request.path, exc_info=exception)
+        return api_error_json(500)
+
+    def process_response(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
+        if (not request.path.startswith(API_PREFIX) or response.status_code < 400
+                or response.get("Content-Type", "").startswith("application/json")):
+            return response
+        message = None
+        if response.status_code == 403 and getattr(response, "reason_phrase", "") == "Forbidden":
+            # CsrfViewMiddleware's refusal: say which check failed, as the API's own does.
+            message = "CSRF check failed: send the CSRF token, or use an API token"
+        json_response = api_error_json(response.status_code, message)
+        if response.has_header("Allow"):
+            json_response["Allow"] = response["Allow"]
+        return json_response

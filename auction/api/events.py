@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 
-from auction.api.auth import reader
+from auction.api.auth import caller, reader
 from auction.api.http import answers, error_response, nanoseconds
 from auction.models import BBSEvent
 from auction.services.errors import BBSError, InvalidRequest
@@ -42,8 +42,15 @@ STREAMS: dict[str, Callable[[str], bool]] = {
 }
 
 
-def sse_frame(event: BBSEvent) -> str:
+# What an anonymous reader sees instead of an operator's username (dashboard.md AD8).
+ANONYMOUS_OPERATOR = "an operator"
+
+
+def sse_frame(event: BBSEvent, names: bool = False) -> str:
+    """One event as SSE; ``names`` only for a signed-in reader (dashboard.md AD8)."""
     data = {"key": event.key, "cell_id": event.cell_id, "at": nanoseconds(event.at), **event.data}
+    if data.get("user") and not names:
+        data["user"] = ANONYMOUS_OPERATOR
     return f"id: {event.id}\nevent: {event.type}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
 
 
@@ -68,13 +75,21 @@ def _start_id(request: HttpRequest) -> int | None:
     return int(raw)
 
 
-async def _frames(last_id: int, wanted: Callable[[str], bool]) -> AsyncIterator[str]:
+def signed_in(request: HttpRequest) -> bool:
+    """A session or a valid token: such a reader may see who made a change."""
+    try:
+        return caller(request)[0] is not None
+    except BBSError:
+        return False
+
+
+async def _frames(last_id: int, wanted: Callable[[str], bool], names: bool = False) -> AsyncIterator[str]:
     yield ": diego-web BBS events\n\n"
     idle = 0.0
     while True:
         events, last_id = await sync_to_async(events_after)(last_id, wanted)
         for event in events:
-            yield sse_frame(event)
+            yield sse_frame(event, names)
         if events:
             idle = 0.0
             continue
@@ -95,10 +110,11 @@ async def events(request: HttpRequest) -> HttpResponse:
         if stream not in STREAMS:
             raise InvalidRequest("Invalid field: stream")
         start = _start_id(request)
+        names = await sync_to_async(signed_in)(request)
     except BBSError as error:
         return error_response(error)
     if start is None:
         start = await sync_to_async(latest_id)()
-    response = StreamingHttpResponse(_frames(start, STREAMS[stream]), content_type="text/event-stream")
+    response = StreamingHttpResponse(_frames(start, STREAMS[stream], names), content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
     return response

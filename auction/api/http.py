@@ -35,6 +35,17 @@ class MethodNotAllowed(BBSError):
     status = 405
 
 
+class UnsupportedMediaType(BBSError):
+    type = "InvalidRequest"
+    status = 415
+
+
+# A body the API reads is JSON: application/json, or a vendor type ending in +json.
+def _json_media_type(content_type: str) -> bool:
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
+
+
 def error_response(error: BBSError) -> JsonResponse:
     return JsonResponse(error.as_dict(), status=error.status)
 
@@ -91,15 +102,21 @@ def _refuse_constant(name: str) -> Any:
 
 
 def json_body(request: HttpRequest) -> dict[str, Any]:
-    """The request's JSON object. NaN/Infinity, bad UTF-8 and non-objects are refused."""
+    """The request's JSON object. NaN/Infinity, bad UTF-8 and non-objects are refused;
+    a body sent as anything but JSON is a 415 (bbs.md 1.7)."""
+    raw: bytes | None
     try:
         raw = request.body
     except RequestDataTooBig:
         raise InvalidRequest("request body too large") from None
     except RawPostDataException:
-        # A form body was already parsed (the CSRF check of a session write reads the form):
-        # the API reads JSON only.
-        raise InvalidRequest("request body must be JSON (Content-Type: application/json)") from None
+        raw = None  # a form body, already parsed by the CSRF check of a session write
+    if raw != b"" and not _json_media_type(request.headers.get("Content-Type", "")):
+        raise UnsupportedMediaType(
+            "request body must be JSON (Content-Type: application/json), not "
+            f"{request.headers.get('Content-Type') or 'no Content-Type'}"[:200])
+    if raw is None:
+        raise InvalidRequest("request body must be JSON (Content-Type: application/json)")
     try:
         body = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:

@@ -28,6 +28,7 @@ from auction.bbs.types import (
     Task,
     lrp_id,
 )
+from auction.bbs.validation import INT32_MAX, MAX_INSTANCES, out_of_range
 
 LRP_OUTPUT_KEYS = (
     "start",
@@ -67,7 +68,19 @@ def _optional_number(value: Any, where: str) -> float | None:
 def _count(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise CaseError(where, f"expected an integer >= 0, got {json.dumps(value)}")
+    if value > INT32_MAX:
+        raise CaseError(where, f"expected an integer <= {INT32_MAX}, got {value}")
     return value
+
+
+def _instances(value: Any, where: str) -> int:
+    """The registry's limit (bbs.md 1.6): a case is simulated row by row, so 2^31 instances
+    would take the machine's memory before the first pass (conformance.md 3)."""
+    if isinstance(value, int) and not isinstance(value, bool) and out_of_range("instances", value) \
+            and value > 0:
+        raise CaseError(where, f"expected at most {MAX_INSTANCES} instances (the limit of "
+                               f"bbs.md 1.6), got {value}")
+    return _count(value, where)
 
 
 def _string(value: Any, where: str) -> str:
@@ -146,7 +159,7 @@ CONFIG_SCHEMA: dict[str, tuple[Check, Any]] = {
 DESIRED_SCHEMA: dict[str, tuple[Check, Any]] = {
     "process_guid": (_string, _REQUIRED),
     "domain": (_string, _REQUIRED),
-    "instances": (_count, _REQUIRED),
+    "instances": (_instances, _REQUIRED),
 }
 ACTUAL_SCHEMA: dict[str, tuple[Check, Any]] = {
     "process_guid": (_string, _REQUIRED),

@@ -69,11 +69,20 @@ def _object(value: Any, path: str, required: tuple[str, ...], optional: tuple[st
     return value
 
 
+# Diego's integer fields are int32: the registry's bound (bbs.md 1.6). Not imported from
+# auction.bbs.validation, which imports the engine; a test checks the two agree.
+INT32_MAX = 2**31 - 1
+
+
 def _int(value: Any, path: str, minimum: int | None = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise _fail(path, f"expected an integer, got {_show(value)}")
     if minimum is not None and value < minimum:
         raise _fail(path, f"expected an integer >= {minimum}, got {value}")
+    if value > INT32_MAX:
+        # Diego's fields are int32 (bbs.md 1.6); past that a case is a mistake, refused here
+        # rather than carried through every score as a huge integer (conformance.md 3).
+        raise _fail(path, f"expected an integer <= {INT32_MAX}, got {value}")
     return value
 
 
@@ -124,7 +133,7 @@ def _cell(value: Any, path: str, position: int) -> CellState:
     doc = _object(value, path, ("cell_id", "zone", "total"),
                   ("index", "available", "starting_containers", "proxy_memory_mb", *_CELL_LISTS))
     total = _resources(doc["total"], f"{path}.total", 1)  # a 0 total is invalid (auction.md 3)
-    lists = {k: _strings(doc[k], f"{path}.{k}") for k in _CELL_LISTS if k in doc}
+    lists: dict[str, Any] = {k: _strings(doc[k], f"{path}.{k}") for k in _CELL_LISTS if k in doc}
     return CellState(
         cell_id=_str(doc["cell_id"], f"{path}.cell_id"),
         zone=_str(doc["zone"], f"{path}.zone"),

@@ -50,6 +50,11 @@ class Task(models.Model):
     )
     # The simulated rep: when a RUNNING task completes.
     finishes_at = models.FloatField(null=True, blank=True, editable=False)
+    # The callback worker's bookkeeping (bbs.md 7.1, [project rule]): POSTs made so far,
+    # never more than CALLBACK_ATTEMPTS in the task's life, and until when (wall epoch
+    # seconds) one attempt is in flight, so a second copy of the message does not POST too.
+    callback_attempts = models.IntegerField(default=0, editable=False)
+    callback_busy_until = models.FloatField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["created_at", "task_guid"]

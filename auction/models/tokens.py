@@ -1,12 +1,15 @@
-"""Per-operator API tokens (issue 5): scripts authenticate with ``Authorization: Bearer``."""
+"""Per-operator API tokens (issue 5): scripts authenticate with ``Authorization: Bearer``;
+and the kiosk links (dashboard.md C6.1), which expire and can be revoked."""
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import secrets
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 TOKEN_PREFIX = "dw_"
 
@@ -43,3 +46,29 @@ class ApiToken(models.Model):
         raw = TOKEN_PREFIX + secrets.token_urlsafe(30)
         token = cls.objects.create(user=user, name=name, prefix=raw[:10], digest=token_digest(raw))
         return token, raw
+
+
+def kiosk_token_default_expiry() -> datetime.datetime:
+    return timezone.now() + datetime.timedelta(days=KIOSK_TOKEN_DAYS)
+
+
+KIOSK_TOKEN_DAYS = 30
+
+
+class KioskToken(models.Model):
+    """One issued kiosk link (dashboard.md C6.1): the signed token names this row, so a
+    link can expire and be revoked without changing the secret key."""
+
+    key = models.CharField(max_length=32, unique=True, editable=False)
+    world = models.CharField(max_length=64)
+    note = models.CharField(max_length=100, blank=True, default="")
+    created = models.DateTimeField(default=timezone.now, editable=False)
+    expires = models.DateTimeField(default=kiosk_token_default_expiry)
+    revoked = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        verbose_name = "kiosk link"
+
+    def __str__(self) -> str:
+        return f"kiosk {self.key[:8]}… ({self.world})"

@@ -1,17 +1,26 @@
-"""Task completion callbacks (bbs.md 7): the BBS's task-completion worker.
+"""Task completion callbacks (bbs.md 7 Callback, 7.1): the BBS's task-completion worker.
 
 A COMPLETED task with a ``completion_callback_url`` is moved to RESOLVING and its
-result POSTed there. Any answer but 503/504 deletes the task; 503, 504 or no answer
-is retried, three attempts in all, after which the task stays RESOLVING and task
-convergence demotes it to COMPLETED after 30 s (step 4) and hands it back here
-(step 6). The POST happens outside any transaction: a slow receiver must not hold
-row locks, and the RESOLVING state is what stops two workers calling back twice.
+result POSTed there. Any answer but 503/504 deletes the task; 503, 504 or no answer is
+retried after a back-off. Each call of :func:`task_callback_run` makes at most one POST:
+the Celery task queues the next attempt with a countdown instead of sleeping, so a slow
+receiver holds a callback thread for one timeout at most, never a clock or auction thread
+(callbacks have their own queue and worker, ``CELERY_TASK_ROUTES``).
+
+Bounded and idempotent ([project rule], bbs.md 7.1): a task gets ``CALLBACK_ATTEMPTS``
+POSTs in its whole life, counted on its row; each attempt is claimed in a transaction
+(count + 1, busy until the timeout has surely passed) before the POST, and the decision
+(delete on success) is taken in one transaction with the row locked. A second copy of the
+message (a redelivery, or convergence handing the task over again) finds the attempt in
+flight, the budget spent or the row gone, and does not POST. The POST itself happens
+outside any transaction: a slow receiver must not hold row locks.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable
@@ -30,8 +39,13 @@ from auction.services.events import events_record
 
 log = logging.getLogger(__name__)
 
-CALLBACK_ATTEMPTS = 3
-CALLBACK_TIMEOUT_S = 5.0  # wall seconds: the receiver is a real HTTP server
+CALLBACK_ATTEMPTS = 3  # POSTs in a task's life: the first and two retries
+CALLBACK_TIMEOUT_S = 2.0  # wall seconds for connect and for each read
+# Wall seconds before retry n (1-based): 1 s, then 4 s.
+CALLBACK_BACKOFF_S = (1.0, 4.0)
+# An attempt counts as in flight this long after it was claimed: well past the timeout
+# (urllib's timeout is per socket operation, so a trickling answer can take longer).
+CALLBACK_BUSY_S = CALLBACK_TIMEOUT_S * 5
 RETRY_STATUSES = (503, 504)
 
 Post = Callable[[str, dict[str, Any]], "int | None"]
@@ -61,6 +75,11 @@ def http_post(url: str, payload: dict[str, Any]) -> int | None:
         return None
 
 
+def retry_delay(attempts_made: int) -> float:
+    """Wall seconds to wait before the next attempt, after ``attempts_made`` POSTs."""
+    return CALLBACK_BACKOFF_S[min(attempts_made, len(CALLBACK_BACKOFF_S)) - 1]
+
+
 def task_callbacks_request(task_guids: Iterable[str]) -> None:
     """Hand completed tasks to the callback worker once the current transaction commits."""
     guids = list(task_guids)
@@ -83,37 +102,80 @@ def _core(task: Task) -> Any:
     return task_from_values(tuple(getattr(task, "pk" if c == "id" else c) for c in TASK_COLUMNS))
 
 
-def task_callback_run(task_guid: str, post: Post = http_post) -> str:
-    """Call one task's URL back; returns ``deleted``, ``resolving`` (gave up) or ``skipped``."""
+def _claim(task_guid: str) -> tuple[str, dict[str, Any], int] | str:
+    """Claim one attempt: (url, payload, attempt number), or why there is none to make."""
     with transaction.atomic():
         task = Task.objects.select_for_update().filter(task_guid=task_guid).first()
-        if task is None or task.state != Task.State.COMPLETED or not task.completion_callback_url:
+        if task is None or not task.completion_callback_url:
             return "skipped"
+        if task.state not in (Task.State.COMPLETED, Task.State.RESOLVING):
+            return "skipped"
+        if task.callback_attempts >= CALLBACK_ATTEMPTS:
+            return "exhausted"
+        wall = time.time()
+        if task.callback_busy_until is not None and task.callback_busy_until > wall:
+            return "busy"
         now = sim_now()
-        before = _core(task)
-        resolving = task_states.resolving(before, now)
-        if isinstance(resolving, CoreError):
-            return "skipped"
-        Task.objects.filter(pk=task.pk).update(state=resolving.state, updated_at=resolving.updated_at)
-        events_record([ev.Event(ev.TASK_CHANGED, before=before, after=resolving)], now)
-        url = task.completion_callback_url
+        if task.state == Task.State.COMPLETED:
+            before = _core(task)
+            resolving = task_states.resolving(before, now)
+            if isinstance(resolving, CoreError):
+                return "skipped"
+            task.state, task.updated_at = resolving.state, resolving.updated_at
+            events_record([ev.Event(ev.TASK_CHANGED, before=before, after=resolving)], now)
+        attempt = task.callback_attempts + 1
+        Task.objects.filter(pk=task.pk).update(
+            state=task.state, updated_at=task.updated_at, callback_attempts=attempt,
+            callback_busy_until=wall + CALLBACK_BUSY_S)
         payload = {"task_guid": task.task_guid, "failed": task.failed,
                    "failure_reason": task.failure_reason, "result": task.result,
                    "annotation": task.annotation, "created_at": int(round(task.created_at * 1e9))}
-    for attempt in range(1, CALLBACK_ATTEMPTS + 1):
-        status = post(url, payload)
-        if status is not None and status not in RETRY_STATUSES:
-            return _delete(task_guid, resolving)
-        log.info("task %s callback attempt %d: %s", task_guid, attempt, status or "no answer")
-    counters_add({"TaskCallbacksFailed": 1})
-    return "resolving"
+        return task.completion_callback_url, payload, attempt
 
 
-def _delete(task_guid: str, resolving: Any) -> str:
+def task_callback_run(task_guid: str, post: Post = http_post) -> str:
+    """Make one callback attempt for a task.
+
+    Returns ``deleted`` (answered: the task is gone), ``retry`` (no usable answer, attempts
+    left: call again after :func:`retry_delay`), ``resolving`` (that was the last attempt:
+    the task stays for convergence to clear), ``exhausted`` (no attempts left, nothing
+    POSTed), ``busy`` (another attempt is in flight) or ``skipped``.
+    """
+    claimed = _claim(task_guid)
+    if isinstance(claimed, str):
+        return claimed
+    url, payload, attempt = claimed
+    status = post(url, payload)
     with transaction.atomic():
-        # Only the RESOLVING row this worker made: convergence may have demoted it meanwhile.
-        deleted, _ = Task.objects.filter(task_guid=task_guid, state=Task.State.RESOLVING).delete()
-        if deleted:
-            events_record([ev.Event(ev.TASK_REMOVED, before=resolving)], sim_now())
+        task = Task.objects.select_for_update().filter(task_guid=task_guid).first()
+        if task is None:
+            return "skipped"
+        if status is not None and status not in RETRY_STATUSES:
+            # The decision and the delivery mark are one: the row goes, in this transaction.
+            before = _core(task)
+            task.delete()
+            events_record([ev.Event(ev.TASK_REMOVED, before=before)], sim_now())
             counters_add({"TaskCallbacksSucceeded": 1})
-    return "deleted" if deleted else "skipped"
+            return "deleted"
+        Task.objects.filter(pk=task.pk).update(callback_busy_until=None)
+    log.info("task %s callback attempt %d/%d: %s", task_guid, attempt, CALLBACK_ATTEMPTS,
+             status or "no answer")
+    if attempt >= CALLBACK_ATTEMPTS:
+        counters_add({"TaskCallbacksFailed": 1})
+        return "resolving"
+    return "retry"
+
+
+def task_callback_retry_in(task_guid: str) -> float:
+    """Wall seconds before the task's next attempt, from the attempts its row has made."""
+    made = Task.objects.filter(task_guid=task_guid).values_list("callback_attempts", flat=True).first()
+    return retry_delay(made or 1)
+
+
+def task_callback_until_done(task_guid: str, post: Post = http_post,
+                             sleep: Callable[[float], None] = time.sleep) -> str:
+    """Every attempt in a row, sleeping between them (commands and tests; the worker
+    queues each retry instead)."""
+    while (outcome := task_callback_run(task_guid, post)) == "retry":
+        sleep(task_callback_retry_in(task_guid))
+    return outcome

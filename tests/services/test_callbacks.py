@@ -1,4 +1,5 @@
-"""Task completion callbacks against a real HTTP receiver (bbs.md 7 Callback, task convergence 4, 6)."""
+"""Task completion callbacks against a real HTTP receiver (bbs.md 7 Callback, task
+convergence 4, 6; the bounded, idempotent worker of bbs.md 7.1)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,12 @@ import pytest
 
 from auction.models import BBSEvent, Task
 from auction.selectors.clock import sim_now
-from auction.services.callbacks import task_callback_run
+from auction.services.callbacks import (
+    CALLBACK_ATTEMPTS,
+    retry_delay,
+    task_callback_run,
+    task_callback_until_done,
+)
 from auction.services.clock import clock_reset, clock_step
 from auction.services.scenarios import scenario_load
 from auction.services.sim import auctioneer_run, sim_advance
@@ -100,17 +106,17 @@ def test_any_answer_but_503_504_deletes(cluster, receiver_factory) -> None:
     assert receiver.bodies[0]["failure_reason"] == "task was cancelled"
 
 
-def test_503_three_times_leaves_it_resolving_until_convergence_hands_it_back(
+def test_503_three_times_spends_the_budget_and_convergence_clears_the_task(
         cluster, receiver_factory, monkeypatch) -> None:
-    """3 attempts in all; then RESOLVING until step 4 demotes it (updated_at < now − 30)
-    and step 6 hands it to the worker again, which now succeeds."""
+    """bbs.md 7.1: one POST per run; 503, 504, 503 spend the 3 attempts; the task stays
+    RESOLVING, step 4 demotes it, step 6 hands it over again and nothing more is POSTed;
+    step 5 deletes it once X = 120 s have passed since it completed."""
     receiver = receiver_factory([503, 504, 503, 200])
     desire(receiver.url)
     run_until(8)
-    assert task_callback_run("cb") == "resolving"
-    assert len(receiver.bodies) == 3
-    resolving = Task.objects.get(task_guid="cb")
-    assert resolving.state == "RESOLVING"
+    assert [task_callback_run("cb") for _ in range(3)] == ["retry", "retry", "resolving"]
+    assert len(receiver.bodies) == CALLBACK_ATTEMPTS == 3
+    assert Task.objects.get(task_guid="cb").state == "RESOLVING"
     handed: list[list[str]] = []
     # Record what convergence hands to the worker instead of queueing it on a broker.
     monkeypatch.setattr("auction.services.store.task_callbacks_request",
@@ -118,15 +124,71 @@ def test_503_three_times_leaves_it_resolving_until_convergence_hands_it_back(
     run_until(70)
     assert ["cb"] in handed
     assert Task.objects.get(task_guid="cb").state == "COMPLETED"
-    assert task_callback_run("cb") == "deleted"
-    assert len(receiver.bodies) == 4
+    assert task_callback_run("cb") == "exhausted"
+    assert len(receiver.bodies) == 3
+    run_until(200)  # convergence runs every 30 s: the first pass past 8 + 120
+    assert not Task.objects.filter(task_guid="cb").exists()
+
+
+def test_retries_back_off_and_stop_at_the_first_answer(cluster, receiver_factory) -> None:
+    """bbs.md 7.1: back-off 1 s then 4 s between attempts; the 200 ends it."""
+    receiver = receiver_factory([504, 503, 200])
+    desire(receiver.url)
+    run_until(8)
+    slept: list[float] = []
+    assert task_callback_until_done("cb", sleep=slept.append) == "deleted"
+    assert slept == [1.0, 4.0] == [retry_delay(1), retry_delay(2)]
+    assert len(receiver.bodies) == 3
+
+
+def test_a_second_copy_of_the_message_does_not_post_again(cluster, receiver_factory) -> None:
+    """bbs.md 7.1: while an attempt is in flight a redelivered message is ``busy``; after
+    the success the row is gone and a late copy is ``skipped``: exactly one success."""
+    receiver = receiver_factory([])
+    desire(receiver.url)
+    run_until(8)
+    inner: list[str] = []
+
+    def post_and_redeliver(url: str, payload: dict) -> int:
+        inner.append(task_callback_run("cb"))  # the duplicate arrives mid-POST
+        receiver.bodies.append(payload)
+        return 200
+
+    assert task_callback_run("cb", post=post_and_redeliver) == "deleted"
+    assert inner == ["busy"]
+    assert task_callback_run("cb") == "skipped"
+    assert len(receiver.bodies) == 1
+
+
+def test_success_after_convergence_demoted_the_task_still_deletes_it(cluster, receiver_factory) -> None:
+    """A POST answered after step 4 moved the task back to COMPLETED still counts: the row
+    is deleted, so step 6 has nothing to hand over again (bbs.md 7.1)."""
+    receiver = receiver_factory([])
+    desire(receiver.url)
+    run_until(8)
+
+    def slow_post(url: str, payload: dict) -> int:
+        Task.objects.filter(task_guid="cb").update(state="COMPLETED")
+        return 200
+
+    assert task_callback_run("cb", post=slow_post) == "deleted"
+    assert not Task.objects.filter(task_guid="cb").exists()
 
 
 def test_no_answer_counts_as_a_retry(cluster) -> None:
     desire("http://127.0.0.1:9/nobody-listens")
     run_until(8)
-    assert task_callback_run("cb") == "resolving"
+    assert task_callback_run("cb") == "retry"
     assert Task.objects.get(task_guid="cb").state == "RESOLVING"
+
+
+def test_callbacks_are_routed_to_their_own_queue() -> None:
+    """bbs.md 7.1: the clock and auctions never wait behind a callback."""
+    from diego_web.celery import app
+
+    assert app.amqp.router.route({}, "auction.tasks.task_callback")["queue"].name == "callbacks"
+    assert app.amqp.router.route({}, "auction.tasks.auction_run")["queue"].name == "celery"
+    assert app.amqp.router.route({}, "auction.tasks.sim_tick")["queue"].name == "celery"
 
 
 def test_tasks_without_a_url_and_unfinished_tasks_are_skipped(cluster) -> None:
