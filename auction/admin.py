@@ -6,6 +6,7 @@ the admin can never write what the BBS would refuse; BBS errors land on the form
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from django.contrib import admin, messages
@@ -13,7 +14,9 @@ from django.db import transaction
 from django.db.models import Count, QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest, HttpResponseRedirect
+from django_celery_beat import models as beat_models
 
+from auction.engine.advice import Need, cell_advice, new_cell
 from auction.models import (
     ActualLRP,
     ApiToken,
@@ -25,6 +28,7 @@ from auction.models import (
     ConvergenceRun,
     DesiredLRP,
     Domain,
+    KioskToken,
     OttoAuction,
     OttoBid,
     OttoOrchestrator,
@@ -33,6 +37,7 @@ from auction.models import (
     Zone,
 )
 from auction.models.lrps import IMMUTABLE_DESIRED_FIELDS
+from auction.selectors.cells import cell_states
 from auction.selectors.clock import sim_now
 from auction.services.auction_settings import FIELDS as AUCTION_SETTINGS_FIELDS
 from auction.services.auction_settings import auction_settings_errors, auction_settings_update
@@ -40,6 +45,7 @@ from auction.services.cells import cell_remove, cell_save, zone_remove, zone_sav
 from auction.services.clock import clock_change
 from auction.services.domains import domain_upsert
 from auction.services.errors import BBSError
+from auction.services.kiosk import kiosk_links_revoke
 from auction.services.lrps import (
     SIMULATION_FIELDS,
     desired_lrp_desire,
@@ -48,6 +54,51 @@ from auction.services.lrps import (
 )
 from auction.services.otto import task_placement_mode_set
 from auction.services.tasks import task_desire
+
+# django-celery-beat's periodic tasks are the simulation's heartbeat (diego_web/beat.py):
+# edited beside the cluster they can stop the clock silently, so the admin hides them.
+for _beat_model in (beat_models.PeriodicTask, beat_models.IntervalSchedule, beat_models.CrontabSchedule,
+                    beat_models.SolarSchedule, beat_models.ClockedSchedule):
+    if admin.site.is_registered(_beat_model):
+        admin.site.unregister(_beat_model)
+
+ROOTFS_HINT = "Expected forms: preloaded:cflinuxfs4 (a stack the cells preload) or docker:///image."
+
+
+def warn_if_no_cell_fits(request: HttpRequest, name: str, need: Need, message_user: Any) -> None:
+    """A warning, not an error (the BBS accepts it): work no cell can ever run, with the
+    change that would let it (dashboard.md G9's advice, ``engine.advice``)."""
+    states = cell_states(list(Cell.objects.select_related("zone")))
+    advice = [cell_advice(state, need) for state in states]
+    if any(a.possible for a in advice):
+        return
+    message_user(request, f"Saved, but no cell can ever run {name}: {new_cell(states, need)}.",
+                 messages.WARNING)
+
+
+class OncePerField:
+    """Each field's message once on a form (Diego's list may repeat one; the API keeps
+    the list as Diego sends it), and the rootfs error says what forms are expected."""
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+        form = super().get_form(request, obj, change=change, **kwargs)  # type: ignore[misc]
+        if "rootfs" in form.base_fields:
+            form.base_fields["rootfs"].help_text = ROOTFS_HINT
+
+        class Once(form):  # type: ignore[misc, valid-type]
+            def _post_clean(self) -> None:
+                super()._post_clean()
+                for field, errors in list(self._errors.items()):
+                    seen: list[str] = []
+                    for message in errors:
+                        if message not in seen:
+                            seen.append(message)
+                    if field == "rootfs" and seen and ROOTFS_HINT not in seen:
+                        seen.append(ROOTFS_HINT)
+                    self._errors[field] = self.error_class(seen, renderer=self.renderer)
+
+        Once.__name__ = form.__name__
+        return Once
 
 
 class ServiceBackedAdmin(admin.ModelAdmin):
@@ -100,6 +151,26 @@ class CellAdmin(ServiceBackedAdmin):
         ("Otto (otto.md 4)", {"fields": ("cores", "docker_build", "hourly_cost", "speed", "elastic")}),
     )
 
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        """A new cell starts like the cluster's usual one: its stacks, rootfs providers,
+        size and zone (the most common among existing cells), the next index there."""
+        initial = super().get_changeform_initial_data(request)
+        cells = list(Cell.objects.select_related("zone"))
+        if not cells:
+            return initial
+
+        def usual(values: list[Any]) -> Any:
+            return Counter(values).most_common(1)[0][0]
+
+        for name in ("preloaded_rootfses", "rootfs_providers"):
+            initial.setdefault(name, ", ".join(usual([tuple(getattr(c, name)) for c in cells])))
+        for name in ("memory_mb", "disk_mb", "containers", "proxy_memory_mb"):
+            initial.setdefault(name, usual([getattr(c, name) for c in cells]))
+        zone = usual([c.zone_id for c in cells])
+        initial.setdefault("zone", zone)
+        initial.setdefault("index", 1 + max(c.index for c in cells if c.zone_id == zone))
+        return initial
+
     def save_model(self, request: HttpRequest, obj: Cell, form: ModelForm, change: bool) -> None:
         # Through the service: a state change is the chaos registry's rule (a failed
         # cell's presence lapses), audited, pushed to open pages.
@@ -121,7 +192,8 @@ class ActualLRPInline(admin.TabularInline):
     readonly_fields = fields
     extra = 0
     can_delete = False
-    show_change_link = True
+    # Read-only rows: a "Change" link would lead to a page that changes nothing.
+    show_change_link = False
     ordering = ("index", "presence")
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
@@ -129,7 +201,7 @@ class ActualLRPInline(admin.TabularInline):
 
 
 @admin.register(DesiredLRP)
-class DesiredLRPAdmin(ServiceBackedAdmin):
+class DesiredLRPAdmin(OncePerField, ServiceBackedAdmin):
     list_display = ("process_guid", "domain", "instances", "running", "memory_mb", "disk_mb",
                     "rootfs", "modification_tag_index")
     list_filter = ("domain",)
@@ -177,6 +249,10 @@ class DesiredLRPAdmin(ServiceBackedAdmin):
             saved = desired_lrp_desire(spec, source="admin", user=request.user)
         obj.pk = saved.pk
         obj.modification_tag_index = saved.modification_tag_index
+        if not change:
+            warn_if_no_cell_fits(request, saved.process_guid, Need(
+                saved.memory_mb, saved.disk_mb, saved.rootfs, tuple(saved.volume_drivers),
+                tuple(saved.placement_tags)), self.message_user)
 
 
 def models_running_filter() -> Any:
@@ -220,7 +296,7 @@ class ActualLRPAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Task)
-class TaskAdmin(ServiceBackedAdmin):
+class TaskAdmin(OncePerField, ServiceBackedAdmin):
     list_display = ("task_guid", "domain", "state", "placement_mode", "cell_id", "memory_mb",
                     "disk_mb", "rejection_count", "failed", "failure_reason")
     list_filter = ("state", "domain", "placement_mode", "failed")
@@ -254,7 +330,11 @@ class TaskAdmin(ServiceBackedAdmin):
                 self.message_user(request, exc.message, messages.ERROR)
             return
         spec = {name: form.cleaned_data[name] for name in form.fields if name in form.cleaned_data}
-        obj.pk = task_desire(spec, source="admin", user=request.user).pk
+        task = task_desire(spec, source="admin", user=request.user)
+        obj.pk = task.pk
+        warn_if_no_cell_fits(request, task.task_guid, Need(
+            task.memory_mb, task.disk_mb, task.rootfs, tuple(task.volume_drivers),
+            tuple(task.placement_tags), proxy=False), self.message_user)
 
 
 @admin.register(Domain)
@@ -349,6 +429,29 @@ class ApiTokenAdmin(admin.ModelAdmin):
         self.message_user(
             request, f"Token for {obj.user}: {raw}  (copy it now: it is not shown again). "
             f"Use it as: Authorization: Bearer {raw}", messages.WARNING)
+
+
+@admin.register(KioskToken)
+class KioskTokenAdmin(admin.ModelAdmin):
+    """Kiosk links (dashboard.md AD9): listed here, issued by ``manage.py kiosk_link`` or
+    the present page, revoked by the action below (the signed token is never stored)."""
+
+    list_display = ("short_key", "world", "note", "created", "expires", "revoked")
+    list_filter = ("world",)
+    readonly_fields = ("key", "world", "note", "created", "expires", "revoked")
+    actions = ["revoke"]
+
+    @admin.display(description="key")
+    def short_key(self, obj: KioskToken) -> str:
+        return obj.key[:12]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.action(description="Revoke the selected kiosk links")
+    def revoke(self, request: HttpRequest, queryset: Any) -> None:
+        count = kiosk_links_revoke(list(queryset.values_list("key", flat=True)))
+        self.message_user(request, f"revoked {count} kiosk link(s)", messages.SUCCESS)
 
 
 @admin.register(AuditEntry)

@@ -27,7 +27,7 @@ from auction.live.publish import key_prefix, publish_html, state_redis
 from auction.permissions import is_operator
 
 PERMISSION = "auction.present"
-FIELDS = ("view", "query", "sel", "step")
+FIELDS = ("view", "query", "sel", "step", "scroll")
 
 
 # The pages a follower may be sent to (dashboard.md C5): the app's own, by route name.

@@ -1,33 +1,34 @@
-"""The kiosk (dashboard.md C6): a wall screen, read-only, by signed token (KOV screen tokens).
+"""The kiosk (dashboard.md C6, AD9): a wall screen, read-only, by signed token (KOV screen tokens).
 
 ``/kiosk/?view=grid&zone=&mode=&follow=1&token=``. The token is signed with the
-project's secret and grants reading one world's live view; the socket it opens accepts
-no commands from it. The page never reloads itself (KOV #88): frames keep it current.
+project's secret, names a link row that expires and can be revoked
+(``auction/services/kiosk.py``), and grants reading one world's live view; the socket it
+opens accepts no commands from it. The page never reloads itself (KOV #88): frames keep
+it current.
 """
 
 from __future__ import annotations
 
 from django.conf import settings
-from django.core import signing
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from auction.models.tokens import KIOSK_TOKEN_DAYS
+from auction.services.kiosk import kiosk_token_current, kiosk_token_valid
 from auction.views.grid import grid_context
 
-SALT = "diego-web.kiosk"
-TOKEN_MAX_AGE_S = 90 * 24 * 3600
+__all__ = ["TOKEN_MAX_AGE_S", "kiosk", "kiosk_token", "kiosk_token_valid"]
+
+# A new link's life (dashboard.md AD9); kept under its old name for older callers.
+TOKEN_MAX_AGE_S = KIOSK_TOKEN_DAYS * 24 * 3600
 
 
 def kiosk_token(world: str | None = None) -> str:
-    return signing.dumps({"world": world or settings.DIEGO_WORLD, "scope": "read"}, salt=SALT)
-
-
-def kiosk_token_valid(token: str) -> bool:
-    try:
-        data = signing.loads(token, salt=SALT, max_age=TOKEN_MAX_AGE_S)
-    except signing.BadSignature:
-        return False
-    return data.get("world") == settings.DIEGO_WORLD and data.get("scope") == "read"
+    """The token of this world's current kiosk link (one is issued when none is live):
+    pages that show the link on every visit reuse it (dashboard.md AD9)."""
+    if world is not None and world != settings.DIEGO_WORLD:
+        raise ValueError("a kiosk link is issued for this world only")
+    return kiosk_token_current()
 
 
 def kiosk(request: HttpRequest) -> HttpResponse:

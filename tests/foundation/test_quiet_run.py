@@ -1,0 +1,59 @@
+"""`make run` is quiet and ends with the URL and the password (dashboard.md S5)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.core.management import call_command
+
+from diego_web.supervise import announce_when_ready, noise, quiet_environment
+
+
+def test_quiet_unless_verbose_and_noise_is_left_out() -> None:
+    """dashboard.md S5: daphne without its access log, Celery without banners."""
+    env = quiet_environment({})
+    assert env["DIEGO_DAPHNE_VERBOSITY"] == "0" and env["DIEGO_CELERY_QUIET"] == "--quiet"
+    loud = quiet_environment({"DIEGO_VERBOSE": "1"})
+    assert loud["DIEGO_DAPHNE_VERBOSITY"] == "1" and loud["DIEGO_CELERY_QUIET"] == ""
+    assert noise("2026-11-25 04:04:27,231 INFO daphne.cli: Starting server at tcp:port=8799\n")
+    assert noise("15228:C 25 Nov 2026 04:04:22.713 # oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo")
+    assert not noise("15228:M 25 Nov 2026 04:04:22.713 # Error accepting a client connection")
+    assert not noise("2026-11-25 04:05:39,580 WARNING auction.services.otto_runtime: lock lost")
+    assert not noise("worker exited (SIGKILL), restarted in 1 s")
+
+
+def test_the_banner_comes_after_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """dashboard.md S5: "is up" and then bootstrap's lines, last."""
+    import urllib.request
+
+    class Answer:
+        status = 200
+
+        def __enter__(self) -> Answer:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout: Answer())
+    said: list[str] = []
+    announce_when_ready("http://127.0.0.1:8000/", said.append, banner="    open:  http://127.0.0.1:8000/\n")
+    assert said[0].startswith("\n>>> diego-web is up at http://127.0.0.1:8000/")
+    assert said[-1] == "    open:  http://127.0.0.1:8000/\n\n"
+
+
+@pytest.mark.django_db
+def test_bootstrap_names_changepassword_and_cli_confirms_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """dashboard.md S5: the lost-password hint; a CLI change says what it did."""
+    monkeypatch.setenv("DIEGO_ADMIN_PASSWORD", "")
+    out = io.StringIO()
+    call_command("bootstrap", "--url", "http://127.0.0.1:8000/", stdout=out)
+    text = out.getvalue()
+    assert "user admin, password " in text and "python manage.py changepassword admin" in text
+    out = io.StringIO()
+    call_command("diego", "desire", "web", "--instances", "3", "--memory", "512", stdout=out)
+    assert out.getvalue().strip().splitlines() == ["desired web: 3 x 512 MB in domain cf-apps"]
+    out = io.StringIO()
+    call_command("diego", "domain", "cf-apps", "120", stdout=out)
+    assert out.getvalue().strip() == "domain cf-apps fresh for 120 s"
