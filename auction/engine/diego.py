@@ -147,8 +147,8 @@ class DiegoChooser:
             self._lrp_heaps[(fc.id, mem, disk)] = heaps
         guid = item.process_guid
         zones = fc.zones
-        per_zone = self.state.zone_counts.get(guid)
-        if per_zone is None or len(zones) == 1:
+        per_zone = self.state.zone_counts_of(guid)
+        if not per_zone or len(zones) == 1:
             return self._search_group(zones, heaps, guid, mem, disk)
         counts = [per_zone.get(z, 0) for z in zones]
         # Walk the groups of equal counts by ascending count; equal zones are pooled.

@@ -29,6 +29,7 @@ FILTER_VOLUME_DRIVERS = "volume_drivers"
 FILTER_PLACEMENT_TAGS = "placement_tags"
 
 _PRELOADED_SCHEMES = frozenset({"preloaded", "preloaded+layer"})
+PRELOADED_SCHEMES = _PRELOADED_SCHEMES  # for the panel's advice (advice.py)
 #: GODEBUG ``urlstrictcolons`` is on only for programs whose go.mod says go >= 1.26;
 #: diego-release's says 1.23, so the rep and the BBS take the port after the last colon.
 _STRICT_COLONS = False
@@ -88,7 +89,10 @@ def match_placement_tags(cell: CellState, tags: Sequence[str]) -> bool:
 def failed_filter(
     cell: CellState, rootfs: str, drivers: Sequence[str], tags: Sequence[str]
 ) -> str | None:
-    """The first filter the cell fails, in the order of auction.md 3, or ``None``."""
+    """The first filter the cell fails, in the order of auction.md 3, or ``None``.
+
+    It reads the cell's rootfses, providers, drivers and tags only (``filter_class``
+    relies on that)."""
     if not match_rootfs(cell, rootfs):
         return FILTER_ROOTFS
     if not match_volume_drivers(cell, drivers):

@@ -41,7 +41,7 @@ def final_memory_in_use(cells: Sequence[CellState], result: AuctionResult) -> li
             if placed.get(identifier(item)) == cell_id:
                 overhead = proxy[cell_id] if type(item) is LRPWork else 0
                 extra[cell_id] += item.memory_mb + (overhead if result.committed else 0)
-    return [c.total.memory_mb - c.available.memory_mb + extra[c.cell_id] for c in cells]
+    return [c.total.memory_mb - c.available.memory_mb + extra.get(c.cell_id, 0) for c in cells]
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,6 +59,7 @@ def drive(state: AuctionState, items: Sequence[WorkItem], config: AuctionConfig,
     cell_ids = state.cell_ids
     classes: dict[tuple[str, tuple[str, ...], tuple[str, ...]], FilterClass] = {}
     reserve = state.reserve
+    state.count_zones({item.process_guid for item in items if type(item) is LRPWork})
     for item in items:
         if type(item) is LRPWork:
             ident = f"{item.process_guid}.{item.index}"
@@ -109,7 +110,7 @@ def _note(state: AuctionState, item: WorkItem, position: int, fc: FilterClass | 
                            priority_group(item), position, 0,
                            strategy=config.placement_strategy, error=error)
     if type(item) is LRPWork:
-        per_zone = state.zone_counts.get(item.process_guid, {})
+        per_zone = state.zone_counts_of(item.process_guid)
         note.zone_counts = {z: per_zone.get(z, 0) for z in state.zones}
     if fc is None:
         return note

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Container
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 
 from auction.bbs import events as ev
 from auction.bbs import types as core
@@ -25,8 +26,8 @@ LRP_LISTS = ("start", "create", "retire", "suspect", "unclaim", "promote", "remo
              "remove_evacuating")
 
 
-def _row_order(row: core.ActualLRP) -> tuple[str, int, str]:
-    return row.key
+#: ``ActualLRP.key`` as one C call (a pass orders every row of the cluster).
+_row_order = attrgetter("process_guid", "index", "presence")
 
 
 @dataclass(slots=True)
@@ -59,7 +60,8 @@ def convergence_pass(snapshot: core.Snapshot, silent: Container[str], otto_tasks
     change.task_ops += result.tasks.ops
     change.events += result.events
     change.callbacks += result.tasks.callbacks
-    before = {row.key: row for row in snapshot.actual}
+    stopped = {stop.key for stop in result.lrp.stops}
+    before = {key: row for row in snapshot.actual if (key := _row_order(row)) in stopped} if stopped else {}
     written = result.lrp.written
     for stop in result.lrp.stops:
         row = written[stop.key] if stop.key in written else before.get(stop.key)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import heapq
 from collections import Counter
-from collections.abc import ItemsView, Iterable, Iterator, KeysView, ValuesView
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -82,7 +82,7 @@ class RowTable:
     """The ActualLRP rows by key, with each cell's load kept per write and the reps'
     timers in heaps (entries are checked against the row when they come due)."""
 
-    __slots__ = ("_rows", "by_cell", "by_guid", "crashes", "loads", "proxy", "sizes", "starts")
+    __slots__ = ("_rows", "by_cell", "by_guid", "crashes", "loads", "proxy", "sizes", "stale", "starts")
 
     def __init__(self, sizes: dict[str, tuple[int, int]], proxy: dict[str, int]) -> None:
         self._rows: dict[core.RowKey, core.ActualLRP] = {}
@@ -93,10 +93,13 @@ class RowTable:
         self.by_cell: dict[str, set[core.RowKey]] = {}
         self.starts: list[tuple[float, str, int]] = []
         self.crashes: list[tuple[float, str, int, str]] = []
+        # Cells whose load changed since the world last copied it (``World.loads``).
+        self.stale: set[str] = set()
 
     def _account(self, row: core.ActualLRP, sign: int) -> None:
         if not holds_container(row.state, row.cell_id):
             return
+        self.stale.add(row.cell_id)
         load = self.loads.get(row.cell_id)
         if load is None:
             load = self.loads[row.cell_id] = Load()
@@ -231,14 +234,43 @@ class World:
     draining: set[str] = field(default_factory=set)
     lapsing: dict[str, float] = field(default_factory=dict)
     new_work: dict[int, float] = field(default_factory=dict)
+    # Their earliest entries, as heaps checked against the dicts when read: ``next_due``
+    # runs twice per instant, and 100,000 instances desired at once are 100,000 new items.
+    lapse_heap: list[tuple[float, str]] = field(default_factory=list)
+    new_work_heap: list[tuple[float, int]] = field(default_factory=list)
+    # Each cell's load and fetched state as of its last change, kept between auctions: a
+    # 1,000-cell world runs thousands of auctions and few cells change between two. A cell
+    # is made anew when it, its instances or its blob cache change; every cell when a task
+    # does (``_refetch``).
+    fetched_loads: dict[str, Load] = field(default_factory=dict)
+    fetched_states: dict[str, CellState] = field(default_factory=dict)
+    unfetched: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         if self.rows is None:
             self.rows = RowTable(self.sizes, self.proxy)
         if self.next_convergence_at is None:
             self.next_convergence_at = self.now + self.convergence_interval_s
+        if not self.lapse_heap:
+            self.lapse_heap = [(t, c) for c, t in self.lapsing.items()]
+            heapq.heapify(self.lapse_heap)
+        if not self.new_work and self.queue:  # a world built from its queue alone
+            self.new_work = {seq: q.queued_at for seq, q in self.queue.items() if not q.carried}
+        if not self.new_work_heap:
+            self.new_work_heap = [(t, seq) for seq, t in self.new_work.items()]
+            heapq.heapify(self.new_work_heap)
 
     # ------------------------------------------------------------------ building
+    def restore_queue(self, items: Iterable[QueuedWork]) -> None:
+        """Put work that a store already numbered (a clone of the live auctioneer's queue),
+        keeping ``next_due``'s indexes: new work is due for the next auction."""
+        for q in sorted(items, key=lambda q: q.seq):
+            self.queue[q.seq] = q
+            self.seq = max(self.seq, q.seq)
+            if not q.carried:
+                self.new_work[q.seq] = q.queued_at
+                heapq.heappush(self.new_work_heap, (q.queued_at, q.seq))
+
     def add_cell(self, cell: SimCell) -> None:
         errors = cell_errors(cell_id=cell.cell_id, index=cell.index, memory_mb=cell.memory_mb,
                              disk_mb=cell.disk_mb, containers=cell.containers,
@@ -368,17 +400,37 @@ class World:
         return answering(self.cells.values(), self.now)
 
     def loads(self) -> dict[str, Load]:
-        """Each rep's reserved resources (``auction.sim.loads``)."""
-        out: dict[str, Load] = {}
-        for cell_id in self.cells:
+        """Each rep's reserved resources (``auction.sim.loads``); copies the world keeps
+        until the cell changes, so they must not be changed."""
+        return dict(self._refetch())
+
+    def _refetch(self) -> dict[str, Load]:
+        """The kept loads and states, the cells that changed made anew."""
+        if not self.unfetched and not self.rows.stale:
+            return self.fetched_loads
+        changed = (self.unfetched | self.rows.stale) & self.cells.keys()
+        self.unfetched.clear()
+        self.rows.stale.clear()
+        loads, states = self.fetched_loads, self.fetched_states
+        for cell_id in changed:
             held = self.rows.loads.get(cell_id)
-            out[cell_id] = Load() if held is None else Load(
-                held.memory_mb, held.disk_mb, held.containers, held.starting, list(held.lrps))
+            loads[cell_id] = Load() if held is None else Load(
+                held.memory_mb, held.disk_mb, held.containers, held.starting, dict(held.lrps))
         for sim_task in self.tasks.values():
             task = sim_task.task
-            if task.state == core.TASK_RUNNING and task.cell_id in out:
-                add_task(out[task.cell_id], task.task_guid, sim_task.memory_mb, sim_task.disk_mb)
-        return out
+            if task.state == core.TASK_RUNNING and task.cell_id in changed:
+                add_task(loads[task.cell_id], task.task_guid, sim_task.memory_mb, sim_task.disk_mb)
+        for cell_id in changed:
+            states[cell_id] = cell_state(self.cells[cell_id], loads[cell_id])
+        return loads
+
+    def _states(self) -> Mapping[str, CellState]:
+        """Every cell's answer to a state fetch (``loads.cell_state``), kept like its load;
+        the ``objective`` strategy's blob caches are read anew (a clone may change it)."""
+        loads = self._refetch()
+        if self.config.placement_strategy == "objective":
+            return {c: cell_state(self.cells[c], load, self.cached.get(c, ())) for c, load in loads.items()}
+        return self.fetched_states
 
     def cell_states(self, cells: Iterable[SimCell] | None = None) -> list[CellState]:
         loads = self.loads()
@@ -393,7 +445,11 @@ class World:
         return ClusterView(now=self.now, cells=list(self.cells.values()), loads=self.loads(),
                            apps=list(self.apps.values()), rows=list(self.rows.values()),
                            tasks=list(self.tasks.values()), domains=dict(self.domains),
-                           events=[(e.at, e.type, e.key) for e in self.log])
+                           events=[(e.at, e.type, e.key) for e in self.log],
+                           queue=self.unplaced(), next_convergence_at=self.next_convergence_at,
+                           convergence_interval_s=self.convergence_interval_s,
+                           timeline=[(at, marker, action, args) for at, _, marker, action, args
+                                     in self.timeline if marker not in self.done_steps])
 
     def unplaced(self) -> list[QueuedWork]:
         return sorted(self.queue.values(), key=QueuedWork.batch_key)
@@ -404,11 +460,32 @@ class World:
             self._peek_start(), self._peek_crash(), self._peek_completion(),
             min((t for t in (next_evacuation_sync(c) for c in self._draining()) if t is not None),
                 default=None),
-            min((t for t in self.lapsing.values() if t > self.now), default=None),
+            self._next_lapse(),
             next((at for at, _, marker, _, _ in self.timeline if marker not in self.done_steps), None),
             self.next_convergence_at,
-            min(self.new_work.values(), default=None),
+            self._next_new_work(),
         ))
+
+    def _next_lapse(self) -> float | None:
+        """The earliest presence lapse still ahead (one already past stays past)."""
+        heap = self.lapse_heap
+        while heap:
+            at, cell_id = heap[0]
+            if at <= self.now or self.lapsing.get(cell_id) != at:
+                heapq.heappop(heap)
+                continue
+            return at
+        return None
+
+    def _next_new_work(self) -> float | None:
+        heap = self.new_work_heap
+        while heap:
+            at, seq = heap[0]
+            if self.new_work.get(seq) != at:
+                heapq.heappop(heap)
+                continue
+            return at
+        return None
 
     def _draining(self) -> list[SimCell]:
         return [self.cells[c] for c in self.draining]
@@ -468,10 +545,12 @@ class World:
                                              dict[core.LRPKey, list[core.ActualLRP]],
                                              dict[str, SimApp]]:
         rows: list[core.ActualLRP] = []
+        seen: set[core.RowKey] = set()  # a set, not a scan: a zone's replacements start together
         while (due := self._peek_start()) is not None and due <= at:
             _, guid, index = heapq.heappop(self.rows.starts)
             row = self.rows[(guid, index, core.ORDINARY)]
-            if all(r.key != row.key for r in rows):
+            if row.key not in seen:
+                seen.add(row.key)
                 rows.append(row)
         copies = {r.lrp_key: [c for p in (core.EVACUATING, core.SUSPECT)
                               if (c := self.rows.get((r.process_guid, r.index, p))) is not None]
@@ -480,10 +559,12 @@ class World:
 
     def due_crashes(self, at: float) -> list[core.ActualLRP]:
         rows: list[core.ActualLRP] = []
+        seen: set[core.RowKey] = set()
         while (due := self._peek_crash()) is not None and due <= at:
             _, guid, index, presence = heapq.heappop(self.rows.crashes)
             row = self.rows[(guid, index, presence)]
-            if all(r.key != row.key for r in rows):
+            if row.key not in seen:
+                seen.add(row.key)
                 rows.append(row)
         return rows
 
@@ -511,6 +592,9 @@ class World:
         return on_cell, ordinary, desired, tasks_left
 
     def due_lapses(self, at: float) -> list[SimCell]:
+        ahead = self._next_lapse()
+        if ahead is None or ahead > at:
+            return []
         return sorted((self.cells[c] for c, lost in self.lapsing.items() if self.now < lost <= at),
                       key=lambda c: c.cell_id)
 
@@ -529,7 +613,8 @@ class World:
         return snapshot, silent, otto, self.convergence_interval_s
 
     def has_new_work(self) -> bool:
-        return has_new_work(self.queue.values())
+        # ``new_work`` holds every item not carried over: the rule needs no other.
+        return bool(self.new_work) and has_new_work(self.queue[seq] for seq in self.new_work)
 
     def auction_config(self) -> AuctionConfig:
         return self.config
@@ -542,9 +627,10 @@ class World:
                 row = self.rows.get((q.process_guid, q.index, core.ORDINARY))
                 if row is not None and row.state == core.UNCLAIMED:
                     unclaimed[(q.process_guid, q.index)] = row
-        return RoundInput(at=at, queue=queue, cells=list(self.cells.values()), loads=self.loads(),
+        states = self._states()
+        return RoundInput(at=at, queue=queue, cells=list(self.cells.values()), loads=self.fetched_loads,
                           apps=self.apps, unclaimed=unclaimed, tasks=self.tasks,
-                          config=self.config, cached=self.cached)
+                          config=self.config, cached=self.cached, states=states)
 
     def advanced(self, to: float) -> None:
         self.now = max(self.now, to)
@@ -566,6 +652,8 @@ class World:
             self._cell_put(cell)
         for op in change.lrp_ops:
             self._row_op(op)
+        if change.tasks_put or change.task_ops:
+            self.unfetched.update(self.cells)  # a cell's running tasks: a walk of every task
         for sim_task in change.tasks_put:
             self.tasks[sim_task.task_guid] = sim_task
         for top in change.task_ops:
@@ -580,6 +668,7 @@ class World:
         self.domains.update(change.domains_put)
         for name in change.domains_removed:
             self.domains.pop(name, None)
+        queued = len(self.queue)
         for seq in change.queue_remove:
             self.queue.pop(seq, None)
             self.new_work.pop(seq, None)
@@ -593,10 +682,15 @@ class World:
                 self.queue[q.seq] = q
                 if q.carried:
                     self.new_work.pop(q.seq, None)
+        if queued > 64 and len(self.queue) <= queued // 2:
+            # A dict never shrinks: once 100,000 items left, every walk of the queue (each
+            # auction's) would still step over 100,000 empty slots.
+            self.queue, self.new_work = dict(self.queue), dict(self.new_work)
         for q in change.queue_add:
             self.seq += 1
             self.queue[self.seq] = replace(q, seq=self.seq)
             self.new_work[self.seq] = q.queued_at
+            heapq.heappush(self.new_work_heap, (q.queued_at, self.seq))
         if self.record_log:
             self.log += [_entry(at, e) for e in change.events]
             self.log += [LogEntry(at, n.type, n.key, n.cell_id) for n in change.notes]
@@ -612,6 +706,7 @@ class World:
     def _cell_put(self, cell: SimCell) -> None:
         old = self.cells.get(cell.cell_id)
         self.cells[cell.cell_id] = cell
+        self.unfetched.add(cell.cell_id)
         if cell.state == DRAINING:
             self.draining.add(cell.cell_id)
         else:
@@ -620,6 +715,7 @@ class World:
             self.lapsing.pop(cell.cell_id, None)
         else:
             self.lapsing[cell.cell_id] = cell.presence_lost_at
+            heapq.heappush(self.lapse_heap, (cell.presence_lost_at, cell.cell_id))
         if old is None or old.proxy_memory_mb != cell.proxy_memory_mb:
             self.rows.reproxy(cell.cell_id, cell.proxy_memory_mb)
         if old is not None and old.silent and not cell.silent:
@@ -638,7 +734,10 @@ class World:
             after = op.after
             if after.state == core.CLAIMED and op.before.state == core.UNCLAIMED:
                 # The objective strategy's blob cache: every app a cell ever ran.
-                self.cached.setdefault(after.cell_id, set()).add(after.process_guid)
+                blobs = self.cached.setdefault(after.cell_id, set())
+                if after.process_guid not in blobs:
+                    blobs.add(after.process_guid)
+                    self.unfetched.add(after.cell_id)
             self.rows.pop(op.key, None)
             self.rows[after.key] = after
 

@@ -65,6 +65,9 @@ class RoundInput:
     config: AuctionConfig
     cached: Mapping[str, Iterable[str]] = field(default_factory=dict)
     explain: bool = False
+    #: Each cell's fetched state as ``loads.cell_state`` makes it from ``loads`` and
+    #: ``cached``, when the store keeps them between auctions; otherwise made here.
+    states: Mapping[str, CellState] | None = None
 
 
 @dataclass(slots=True)
@@ -121,9 +124,12 @@ def auction_round(data: RoundInput) -> ChangeSet:
     at = data.at
     change = ChangeSet(at)
     fetched = answering(data.cells, at)
-    states = [cell_state(c, data.loads[c.cell_id],
-                         data.cached.get(c.cell_id, ()) if data.config.placement_strategy == "objective"
-                         else ()) for c in fetched]
+    if data.states is not None:
+        states = [data.states[c.cell_id] for c in fetched]
+    else:
+        states = [cell_state(c, data.loads[c.cell_id],
+                             data.cached.get(c.cell_id, ()) if data.config.placement_strategy == "objective"
+                             else ()) for c in fetched]
     fetch_seconds = time.perf_counter() - started
     items, dropped = _work_items(data)
     batch = order_batch(dedupe(items), data.config.go_compat)

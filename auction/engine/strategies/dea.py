@@ -30,7 +30,7 @@ class DeaChooser:
         candidates = st.feasible(item, fc)  # step 1: adequate disk, memory, stack
         if candidates and type(item) is LRPWork:
             guid = item.process_guid
-            per_zone = st.zone_counts.get(guid, {})
+            per_zone = st.zone_counts_of(guid)
             # Step 2: zone counts over all cells of the zone, as in auction.md 4.2.
             zone_load = {p: per_zone.get(st.zone_of[p], 0) for p in candidates}
             least = min(zone_load.values())
