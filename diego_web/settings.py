@@ -107,6 +107,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost: every error under /api/ leaves as the BBS's JSON (bbs.md 1.7).
+    "auction.middleware.ApiJsonErrors",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Before anything reads a session, a cookie or a form (bbs.md 1.5, dashboard.md U5).
@@ -136,6 +138,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "auction.context_processors.live",
                 "auction.context_processors.shared_chrome",
+                "auction.context_processors.presenting",
             ],
         },
     },
@@ -145,9 +148,13 @@ TEMPLATES = [
 # tools/test_suite.py runs two pytest processes at once: each gets its own test database.
 _TEST_SHARD = f"_{os.environ['DIEGO_TEST_SHARD']}" if os.environ.get("DIEGO_TEST_SHARD") else ""
 _sqlite_default = f"sqlite:///{VAR_DIR / 'db.sqlite3'}"
+# Seconds a thread keeps its database connection. daphne (``diego_web.serve``) sets 60:
+# its one sync thread serves every socket's database trips, and opening a connection each
+# time (SQLite's pragmas, PostgreSQL's handshake) cost more than the queries.
 DATABASES = {
     "default": dj_database_url.parse(
-        env_str("DATABASE_URL", _sqlite_default), conn_max_age=0, conn_health_checks=True
+        env_str("DATABASE_URL", _sqlite_default), conn_max_age=int(env_float("DJANGO_CONN_MAX_AGE", 0)),
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -196,7 +203,9 @@ STORAGES = {
     },
 }
 
-LOGIN_URL = "/admin/login/"
+# The dashboard's own sign-in (dashboard.md AD6); operators need not be staff.
+LOGIN_URL = "/login/"
+LOGIN_REDIRECT_URL = "/"
 
 # --- redis: celery, channels, locks ----------------------------------------------------
 REDIS_SOCKET = VAR_DIR / "redis.sock"
@@ -210,7 +219,7 @@ REDIS_STATE_URL = _redis.redis_py(DB_STATE)
 
 CHANNEL_LAYERS = {
     "default": {
-        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "BACKEND": "diego_web.layers.RedisChannelLayer",  # channels_redis's, + group_add_many
         # redis-py refuses (not waits) past its pool's 100 connections: a room of 200 pages
         # connecting or closing at once takes one each for a moment (group add/discard).
         "CONFIG": {"hosts": [{**_redis.channels_host(DB_CHANNELS), "max_connections": 2000}],
@@ -237,6 +246,12 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_RESULT_EXPIRES = 3600
 CELERY_BEAT_SCHEDULER = "diego_web.beat:IdleDatabaseScheduler"
 CELERY_TASK_IGNORE_RESULT = True
+# Completion callbacks wait on other people's servers: they have their own queue and their
+# own worker process (Procfile ``callbacks``), so a receiver that never answers cannot take
+# the threads the clock ticks and auctions run on (bbs.md 7.1).
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_CALLBACK_QUEUE = "callbacks"
+CELERY_TASK_ROUTES = {"auction.tasks.task_callback": {"queue": CELERY_CALLBACK_QUEUE}}
 
 # --- the simulation ---------------------------------------------------------------------
 # One live cluster ("world") in the database; group names carry it so comparison worlds
@@ -244,6 +259,8 @@ CELERY_TASK_IGNORE_RESULT = True
 DIEGO_WORLD = env_str("DIEGO_WORLD", "main")
 # The JSON API: reads are public on a demo; set 0 to require a session or token for reads too.
 DIEGO_API_PUBLIC_READS = env_bool("DIEGO_API_PUBLIC_READS", True)
+# The largest cfdot capture an upload may carry (plans.md 3.6), all its files together.
+DIEGO_UPLOAD_MAX_MB = env_float("DIEGO_UPLOAD_MAX_MB", 200.0)
 # How often beat ticks the simulated clock (wall seconds).
 DIEGO_TICK_SECONDS = env_float("DIEGO_TICK_SECONDS", 1.0)
 # Declared here so a fresh database gets it; django-celery-beat's DatabaseScheduler

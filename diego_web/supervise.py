@@ -16,12 +16,21 @@ restart hook. So this is a small supervisor over subprocess: each process runs t
 reaches it and anything it forked. honcho's pieces that fit are kept: its Procfile parser
 and its Printer, so the output looks as before ("12:00:00 web    | ..." lines, "system |
 web started (pid=N)" lines that tests read the pids from).
+
+Quiet unless ``DIEGO_VERBOSE=1`` (issue 16): daphne without its access log and info lines,
+Celery without its banners; warnings and errors still show. ``make run`` hands over what
+``manage.py bootstrap`` said (the URL and the admin's password) in ``DIEGO_RUN_BANNER``,
+printed after "is up", so it is the last thing on the first screen; no child sees it.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import datetime
+import functools
 import os
+import re
 import select
 import signal
 import subprocess
@@ -48,9 +57,11 @@ COLOURS = ["36", "33", "32", "35", "34", "31", "36;1", "33;1"]
 def wanted_processes(environ: dict[str, str]) -> list[str]:
     # The Otto auctioneer and orchestrators (otto.md 1) run beside the Diego loop, unless
     # DIEGO_OTTO=0 (they run elsewhere, or a test starts them itself, in its own order).
-    names = ["redis", "web", "worker", "beat", "otto", "orchestrators"]
+    # ``callbacks`` is a second Celery worker for task completion callbacks only (bbs.md
+    # 7.1): a receiver that never answers holds its threads, not the clock's or auctions'.
+    names = ["redis", "web", "worker", "callbacks", "beat", "otto", "orchestrators"]
     if environ.get("DIEGO_OTTO", "1").lower() in ("0", "false", "no", "off"):
-        names = names[:4]
+        names = names[:5]
     return names[1:] if environ.get("REDIS_URL") else names
 
 
@@ -73,14 +84,33 @@ def describe_exit(returncode: int) -> str:
     return f"rc={returncode}"
 
 
-def announce_when_ready(url: str, say, timeout: float = 120.0) -> None:  # type: ignore[no-untyped-def]
+# Lines a quiet run leaves out: Python logging's INFO lines (daphne logs them whatever its
+# verbosity: Django's logging config sets the level) and the embedded Redis server's own
+# log (start-up art and tuning advice), unless a line speaks of an error.
+NOISE = re.compile(r" INFO |^\d+:[CMXS] \d{1,2} \w{3} \d{4} [\d:.]+ [#*.-] |^redis: serving ")
+
+
+def noise(line: str) -> bool:
+    return bool(NOISE.search(line)) and "error" not in line.lower()
+
+
+def quiet_environment(env: dict[str, str]) -> dict[str, str]:
+    """The Procfile's verbosity knobs: quiet unless ``DIEGO_VERBOSE=1``."""
+    verbose = env.get("DIEGO_VERBOSE", "") == "1"
+    env.setdefault("DIEGO_DAPHNE_VERBOSITY", "1" if verbose else "0")
+    env.setdefault("DIEGO_CELERY_QUIET", "" if verbose else "--quiet")
+    return env
+
+
+def announce_when_ready(url: str, say, timeout: float = 120.0, banner: str = "") -> None:  # type: ignore[no-untyped-def]
     started = time.monotonic()
     while time.monotonic() - started < timeout:
         try:
             with urllib.request.urlopen(url, timeout=2) as response:
                 if response.status == 200:
                     took = time.monotonic() - started
-                    say(f"\n>>> diego-web is up at {url} ({took:.1f} s). Ctrl-C stops it.\n\n")
+                    say(f"\n>>> diego-web is up at {url} ({took:.1f} s). Ctrl-C stops it.\n")
+                    say((banner.strip("\n") + "\n\n") if banner.strip() else "\n")
                     return
         except OSError:
             time.sleep(0.3)
@@ -101,6 +131,7 @@ class Child:
 class Supervisor:
     def __init__(self, env: dict[str, str], output: IO[str] = sys.stdout) -> None:
         self.env = env
+        self.quiet = env.get("DIEGO_VERBOSE", "") != "1"
         self.output = output
         self.printer = Printer(output, width=0)
         self.lock = threading.Lock()
@@ -154,7 +185,7 @@ class Supervisor:
         child.proc = subprocess.Popen(
             ["/bin/sh", "-c", child.command], cwd=str(ROOT), env=self.env,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True,
+            start_new_session=True, preexec_fn=functools.partial(_die_with_parent, os.getpid()),
         )
         child.started = time.monotonic()
         child.restart_at = None
@@ -164,6 +195,8 @@ class Supervisor:
     def _pump(self, child: Child, proc: subprocess.Popen[bytes]) -> None:
         assert proc.stdout is not None
         for line in iter(proc.stdout.readline, b""):
+            if self.quiet and noise(line.decode("utf-8", "replace")):
+                continue
             self.print_line(child.name, line, child.colour)
         proc.stdout.close()
 
@@ -225,6 +258,24 @@ class Supervisor:
         return next(c.name for c in self.children if c.proc is proc)
 
 
+PR_SET_PDEATHSIG = 1
+# Loaded once here: between fork and exec (``_die_with_parent``) only the call is safe.
+_LIBC = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True) if sys.platform == "linux" else None
+
+
+def _die_with_parent(parent: int) -> None:
+    """In the child, before exec: SIGTERM when the supervisor dies, even by SIGKILL (S4).
+
+    Nothing of ours runs in a supervisor killed with SIGKILL, so the kernel does it
+    (Linux's parent-death signal, kept across exec). Every Procfile line ends in ``exec``,
+    so the process that gets it is the service itself, which stops on SIGTERM."""
+    if _LIBC is None:
+        return
+    _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # the supervisor died before the prctl: nobody would tell us
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
 def _killpg(pgid: int, sig: int) -> None:
     try:
         os.killpg(pgid, sig)
@@ -233,7 +284,8 @@ def _killpg(pgid: int, sig: int) -> None:
 
 
 def main() -> int:
-    env = dict(os.environ)
+    env = quiet_environment(dict(os.environ))
+    banner = env.pop("DIEGO_RUN_BANNER", "")
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env.setdefault("PYTHONUNBUFFERED", "1")
     env.setdefault("HOST", "127.0.0.1")
@@ -249,7 +301,8 @@ def main() -> int:
     for name in wanted_processes(env):
         supervisor.add(name, procfile.processes[name])
     url = f"http://{env['HOST']}:{env['PORT']}/"
-    threading.Thread(target=announce_when_ready, args=(url, supervisor.say), daemon=True).start()
+    threading.Thread(target=announce_when_ready, args=(url, supervisor.say),
+                     kwargs={"banner": banner}, daemon=True).start()
     code = supervisor.loop()
     # The dead pipe's buffered bytes must not raise at interpreter exit either.
     try:

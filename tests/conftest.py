@@ -108,12 +108,12 @@ def redis_socket() -> Iterator[str]:
 
 @pytest.fixture
 def redis_channel_layer(redis_socket: str, settings) -> Iterator[None]:  # type: ignore[no-untyped-def]
-    """The real channels_redis layer, for tests that cross processes or threads."""
+    """The real Redis channel layer (``diego_web.layers``), for tests that cross processes or threads."""
     from channels.layers import channel_layers
 
     settings.CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": "diego_web.layers.RedisChannelLayer",
             "CONFIG": {"hosts": [{"address": f"unix://{redis_socket}?db=2"}]},
         }
     }

@@ -128,6 +128,50 @@ _OTTO_AUCTION = _record(
     bids=_list(_ref("OttoBid")),
 )
 
+_COUNTS = {"type": "object", "additionalProperties": INTEGER,
+           "description": "cells, zones, desired_lrps, actual_lrps, instances_desired, tasks, domains"}
+_FOUNDATION = _record(name=STRING, created_at=STRING, summary=_COUNTS, assumptions=STRINGS)
+_FOUNDATION_IMPORT = _record(name=_nullable("string", description="null: loaded into the live cluster"),
+                             summary=_COUNTS, assumptions=STRINGS)
+_FOUNDATION_UPLOAD = {
+    "type": "object", "additionalProperties": False, "required": ["files"],
+    "properties": {"name": STRING,
+                   "files": _list(_record(name=STRING, content={"type": "string",
+                                                                "description": "cfdot JSON Lines"}))},
+}
+_EXAMPLE_CELL = ('{"cell_id":"cell-x","rep_address":"http://10.0.0.9:1800","zone":"z1",'
+                 '"capacity":{"memory_mb":8192,"disk_mb":32768,"containers":250}}\n')
+
+
+_PLAN_CHANGE = {
+    "type": "object", "required": ["action"],
+    "properties": {"action": {"type": "string", "enum": [
+        "scale", "desire", "remove", "fail_cell", "restore_cell", "drain_cell", "fail_zone",
+        "restore_zone", "add_cells", "remove_cell", "auction_config"]},
+        "at": {"type": "number", "minimum": 0, "maximum": 3600}},
+    "description": "A change and its fields (plans.md 1.2), e.g. scale: process_guid, instances.",
+}
+_PLAN_REQUEST = {
+    "type": "object", "additionalProperties": False,
+    "properties": {"base": STRING, "horizon_s": {"type": "number", "minimum": 1, "maximum": 3600},
+                   "changes": _list(_PLAN_CHANGE)},
+}
+_PLAN = _record(
+    id=INTEGER, base=STRING, changes=_list(ANY_OBJECT), horizon_s=NUMBER,
+    status={"type": "string", "enum": ["running", "done", "failed", "cancelled"]},
+    progress=NUMBER, error=STRING, base_now=_nullable("number"),
+    result={"type": ["object", "null"], "description": "plans.md 1.4; null while running."},
+    applied=BOOLEAN, applied_sim=_nullable("number"),
+)
+_CAPACITY = _record(fits=INTEGER, zones={"type": "object", "additionalProperties": INTEGER},
+                    stopped_by=STRING)
+_ZONE_LOSS = _record(
+    zones={"type": "object", "additionalProperties": _record(
+        unplaced=INTEGER, apps_down=STRINGS, apps_degraded=STRINGS, survives=BOOLEAN,
+        status={"type": "string", "enum": ["red", "amber", "green"]})},
+    horizon_s=NUMBER, base_now=NUMBER,
+)
+
 
 def _page(member: str, item: str) -> dict[str, Any]:
     return _record(**{member: _list(_ref(item)), "next_page_token": _nullable("string")})
@@ -146,6 +190,8 @@ _ERROR_WORDS = {
     403: "Unauthorized: not an operator, or a session without its CSRF token",
     404: "ResourceNotFound (also any path no route matches, e.g. a value with a /)",
     409: "ResourceExists / InvalidStateTransition",
+    413: "InvalidRequest: the upload is larger than DIEGO_UPLOAD_MAX_MB",
+    415: "InvalidRequest: the body was not sent as JSON (bbs.md 1.7)",
 }
 
 
@@ -203,6 +249,9 @@ def document() -> dict[str, Any]:
             # header is an InvalidRequest at the edge (bbs.md 1.5); a path value with a /
             # matches no route (ResourceNotFound).
             codes = (400, 404) if has_path_value else (400,)
+            # A JSON body sent as anything else is refused before it is parsed (bbs.md 1.7).
+            if "requestBody" in op:
+                codes = (*codes, 415)
             op["responses"].update({code: answer for code, answer in _errors(*codes).items()
                                     if code not in op["responses"]})
             op["responses"] = dict(sorted(op["responses"].items()))
@@ -247,6 +296,13 @@ def _document() -> dict[str, Any]:
                 "Metrics": _METRICS,
                 "OttoBid": _OTTO_BID,
                 "OttoAuction": _OTTO_AUCTION,
+                "Foundation": _FOUNDATION,
+                "FoundationImport": _FOUNDATION_IMPORT,
+                "FoundationUpload": _FOUNDATION_UPLOAD,
+                "PlanRequest": _PLAN_REQUEST,
+                "Plan": _PLAN,
+                "Capacity": _CAPACITY,
+                "ZoneLoss": _ZONE_LOSS,
             },
         },
         "paths": {
@@ -355,11 +411,59 @@ def _document() -> dict[str, Any]:
                 parameters=[_query("stream", enum=["all", "lrp_instances", "lrps", "tasks"]),
                             _query("after", "integer", minimum=0),
                             {"name": "Last-Event-ID", "in": "header", "schema": STRING}])},
+            "/foundations": {
+                "get": _read("listFoundations", "The named foundations (plans.md 3.3)",
+                             _answer("Named foundations", _record(foundations=_list(_ref("Foundation"))))),
+                "post": _write(
+                    "importFoundation", "Import a cfdot capture: into the live cluster, or kept as `name`",
+                    201, _answer("Imported", _ref("FoundationImport")), 413,
+                    description="plans.md 3.6. Multipart (`file` parts, repeated; `name`) or JSON. "
+                                "Without `name` the capture replaces the live cluster. A refused "
+                                "capture is a 400 whose message is `file:line: field: why`.",
+                    requestBody={"required": True, "content": {
+                        "application/json": {"schema": _ref("FoundationUpload"), "example": {
+                            "name": "example-foundation",
+                            "files": [{"name": "cells.jsonl", "content": _EXAMPLE_CELL}]}},
+                        "multipart/form-data": {"schema": {
+                            "type": "object", "properties": {"file": _list({"type": "string",
+                                                                            "format": "binary"}),
+                                                             "name": STRING}}},
+                    }}),
+            },
             "/metrics": {"get": _read("getMetrics", "The bbs.md 9 metrics and the counters",
                                       _answer("Metrics", _ref("Metrics")))},
             "/open_auctions": {"get": _read(
                 "listOpenAuctions", "Otto's open auctions with their bids (the /otto/ board)",
                 _answer("Open auctions", _record(open_auctions=_list(_ref("OttoAuction")))))},
+            "/plans": {
+                "post": _write("createPlan", "Run a what-if plan against the live cluster or a "
+                               "foundation (plans.md 1); it never changes the live cluster", 201,
+                               _answer("The plan: its result when it ran inside the request, else "
+                                       "status running with progress (poll GET)",
+                                       _record(plan=_ref("Plan"))),
+                               requestBody=_body("PlanRequest", {
+                                   "base": "live", "horizon_s": 120,
+                                   "changes": [{"action": "fail_zone", "zone": "z2"},
+                                               {"action": "scale", "process_guid": "lrp-a",
+                                                "instances": 4, "at": 30}]})),
+            },
+            "/plans/{plan_id}": {
+                "parameters": [_path("plan_id", "latest")],
+                "get": _read("getPlan", "One plan by id (or latest): status, progress, result",
+                             _answer("The plan", _record(plan=_ref("Plan"))), 404),
+                "delete": _write("discardPlan", "Discard a plan (a running one stops)", 200,
+                                 _answer("Discarded", EMPTY), 404),
+            },
+            "/capacity": {"get": _read(
+                "getCapacity", "How many more instances of a shape fit, per zone (plans.md 2.1)",
+                _answer("Capacity", _record(capacity=_ref("Capacity"))), 400,
+                parameters=[_query("memory_mb", "integer", minimum=0, example=1024),
+                            _query("disk_mb", "integer", minimum=0, example=1024), _query("rootfs"),
+                            _query("placement_tags"), _query("volume_drivers"),
+                            _query("kind", enum=["lrp", "task"]), _query("base")])},
+            "/capacity/zone_loss": {"get": _read(
+                "getZoneLoss", "N-1: each zone failed in turn (plans.md 2.2)",
+                _answer("Zone loss", _ref("ZoneLoss")), 400, parameters=[_query("base")])},
             "/auctions/{auction_id}": {
                 "parameters": [_path("auction_id", "a-1")],
                 "get": _read("getAuction", "One Otto auction, open or closed",

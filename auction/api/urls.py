@@ -8,9 +8,11 @@ from auction.api import (
     desired_lrps,
     domains,
     events,
+    foundations,
     metrics,
     openapi,
     otto,
+    plans,
     tasks,
 )
 from auction.api.http import endpoint, error_response, ok
@@ -22,7 +24,7 @@ app_name = "api"
 def _index(request: HttpRequest) -> JsonResponse:
     return ok({"openapi": "/api/v1/openapi.json", "resources": [
         "desired_lrps", "actual_lrps", "domains", "tasks", "cells", "clock", "metrics", "events",
-        "open_auctions"]})
+        "open_auctions", "foundations", "plans", "capacity"]})
 
 
 index = endpoint(get=_index)
@@ -53,8 +55,13 @@ urlpatterns = [
     path("clock", clock.clock_endpoint, name="clock"),
     path("metrics", metrics.metrics, name="metrics"),
     path("events", events.events, name="events"),
+    path("foundations", foundations.collection, name="foundations"),
     path("open_auctions", otto.open_collection, name="open-auctions"),
     path("auctions/<str:auction_id>", otto.member, name="otto-auction"),
+    path("plans", plans.collection, name="plans"),
+    path("plans/<str:plan_id>", plans.member, name="plan"),
+    path("capacity", plans.capacity, name="capacity"),
+    path("capacity/zone_loss", plans.zone_loss, name="capacity-zone-loss"),
     # Keep last: anything else under /api/v1/ is a JSON 404.
     re_path(r"^(?P<rest>.*)$", not_found),
 ]

@@ -65,6 +65,8 @@ LIMITS: dict[str, Limit] = {
     "crash_probability": Limit(0, 1, integer=False),
     "cell_index": Limit(0, INT32_MAX),
     "cell_capacity": Limit(1, INT32_MAX),
+    # A kiosk link's life in days (dashboard.md AD9) [project rule].
+    "kiosk_days": Limit(1, 3650),
 }
 # Text fields: at most this many characters, and storable (``storable_text``).
 TEXT_LIMITS: dict[str, int] = {

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import json
 import logging
 import re
@@ -151,6 +152,7 @@ class Coalescer:
         # Skip elements of groups nobody joined (a 10,000-placement burst seen only in
         # zones mode renders tiles, not 1,000 cells). Off for benchmarks of rendering.
         self.only_watched = only_watched
+        self.ticks = itertools.count(1)
 
     def _unchanged(self, topic: str, html: str) -> bool:
         """True when this element's render equals what was last sent to its group."""
@@ -249,6 +251,12 @@ class Coalescer:
                 epoch = after
         for topic, htmls in sorted(pieces.items()):
             result.frames += numbered_frames(client, topic, SEP.join(htmls), epoch)
+        if pieces:
+            # The tick's roll-call: a consumer that has every frame of this tick for its
+            # groups sends at once instead of waiting out GATHER_S for stragglers (L3).
+            roll = [next(self.ticks), sorted(pieces)]
+            for _, message in result.frames:
+                message["tick"] = roll
         result.frames += messages
         return result
 

@@ -28,8 +28,8 @@ from auction.live.snapshots import region_snapshot
 from auction.live.views import LiveParams, region_html, topics_for
 
 MESSAGES_PER_S = 4
-# Frames of one tick for different groups arrive within milliseconds: wait this long
-# for the rest so they leave together.
+# Frames of one tick for different groups arrive within milliseconds: wait at most this
+# long for the rest so they leave together (no wait once the tick's roll-call is complete).
 GATHER_S = 0.02
 # daphne (autobahn) refuses websocket messages over 1 MiB: a larger merge is cut on
 # fragment boundaries and the rest waits for the next flush (still <= 4 messages/s).
@@ -68,10 +68,14 @@ class LiveConsumer(AsyncWebsocketConsumer):
         self.rate = RateWindow(MESSAGES_PER_S)
         self.flusher: asyncio.Task[None] | None = None
         self.frames_sent = 0
-        # One at a time: at once, a room of pages connecting takes a Redis connection per
-        # group each (200 pages x 10 groups passed the pool's 2,000).
-        for topic in self.topics:
-            await self.channel_layer.group_add(group(topic), self.channel_name)
+        # The newest tick's roll-call (coalescer): its number, our groups in it, and those
+        # whose frame has arrived whole; ``gathered`` is set when none is missing.
+        self.roll: tuple[Any, set[str], set[str]] = (None, set(), set())
+        self.gathered = asyncio.Event()
+        # One pipeline for all our groups (``diego_web.layers``); one at a time otherwise:
+        # at once, a room of pages connecting takes a Redis connection per group each (200
+        # pages x 10 groups passed the pool's 2,000).
+        await self._groups("add")
         await self.accept()
         runner.joined()
         # Counted in (so the coalescer renders for us), then the snapshot first (L1):
@@ -89,8 +93,17 @@ class LiveConsumer(AsyncWebsocketConsumer):
         if self.flusher is not None:
             self.flusher.cancel()
         await database_sync_to_async(viewers_change)(self.topics, -1)
-        for topic in self.topics:
-            await self.channel_layer.group_discard(group(topic), self.channel_name)
+        await self._groups("discard")
+
+    async def _groups(self, verb: str) -> None:
+        names = [group(topic) for topic in self.topics]
+        many = getattr(self.channel_layer, f"group_{verb}_many", None)
+        if many is not None:
+            await many(names, self.channel_name)
+            return
+        one = getattr(self.channel_layer, f"group_{verb}")
+        for name in names:
+            await one(name, self.channel_name)
 
     def _join(self, topics: list[str]) -> str:
         viewers_change(topics, 1)
@@ -171,7 +184,19 @@ class LiveConsumer(AsyncWebsocketConsumer):
         chunks.append(event["data"])
         if len(chunks) == event.get("parts", 1):
             self.pending.setdefault(topic, []).append(b"".join(self.parts.pop(topic)).decode())
+            self._answer_roll(event.get("tick"), topic)
             self._schedule()
+
+    def _answer_roll(self, roll: Any, topic: str) -> None:
+        if not roll:
+            return
+        number, topics = roll
+        if number != self.roll[0]:
+            self.roll = (number, set(topics) & set(self.topics), set())
+            self.gathered.clear()  # a roll-call of an earlier tick says nothing of this one
+        self.roll[2].add(topic)
+        if self.roll[1] <= self.roll[2]:
+            self.gathered.set()
 
     async def live_events(self, event: dict[str, Any]) -> None:
         """New BBS events were stored; pages showing the feed read them (dashboard.md M2)."""
@@ -181,11 +206,18 @@ class LiveConsumer(AsyncWebsocketConsumer):
             return
         if self.flusher is not None and not self.flusher.done():
             return
-        delay = max(GATHER_S, self.rate.wait())
-        self.flusher = asyncio.ensure_future(self._flush_after(delay))
+        self.flusher = asyncio.ensure_future(self._flush_after())
 
-    async def _flush_after(self, delay: float) -> None:
-        await asyncio.sleep(delay)
+    async def _flush_after(self) -> None:
+        # Until the tick's frames are all here (at most GATHER_S), then the rate (L3).
+        if not self.gathered.is_set():
+            try:
+                await asyncio.wait_for(self.gathered.wait(), GATHER_S)
+            except TimeoutError:
+                pass
+        self.gathered.clear()
+        if (wait := self.rate.wait()) > 0:
+            await asyncio.sleep(wait)
         resync = sorted(self.resync)
         self.resync.clear()
         pending, self.pending = self.pending, {}

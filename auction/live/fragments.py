@@ -179,3 +179,11 @@ def otto_board_fragment() -> str:
     from auction.selectors.otto import board
 
     return render_to_string("otto/board.html", {"board": board(), "clock": clock_view(), "oob": True})
+
+
+def plan_note_fragment(topic: str) -> str:
+    """A plan's notice (plans.md 1.5): the page fetches its plan again when it arrives."""
+    from auction.services.plans import plan_note
+
+    raw = topic.partition(".")[2]
+    return plan_note(int(raw)) if raw.isascii() and raw.isdigit() else ""

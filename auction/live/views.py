@@ -28,6 +28,11 @@ class LiveParams:
     events: str = ""
     # The page of /lrps/ shown (dashboard.md D1).
     page: int = 1
+    # A page drawn as a wall screen (a kiosk following the presenter, C6): no metrics
+    # header, no feed, no controls on it, so it joins none of their groups.
+    screen: bool = False
+    # The plan a /plans/<id>/ page follows (plans.md 1.5).
+    plan: int = 0
 
     @classmethod
     def parse(cls, query: dict[str, list[str]]) -> LiveParams:
@@ -39,8 +44,11 @@ class LiveParams:
 
         events = events_query({n: one(n, 200) for n in ("type", "app", "cell", "page")})
         page = one("page", 9)
+        plan = one("plan", 12)
         return cls(view=one("view") or "grid", mode=one("mode"), zone=one("zone"), events=events,
-                   page=int(page) if page.isascii() and page.isdigit() and int(page) > 0 else 1)
+                   page=int(page) if page.isascii() and page.isdigit() and int(page) > 0 else 1,
+                   screen=one("screen") == "1",
+                   plan=int(plan) if plan.isascii() and plan.isdigit() else 0)
 
 
 # view -> params -> topics it joins (sync: may read the zone list).
@@ -63,7 +71,10 @@ def topics_for(params: LiveParams) -> list[str]:
     """The view's groups, the world epoch every page follows (``services.world``) and,
     where the page has controls (not the kiosk), what their dropdowns offer."""
     extra = ["epoch"] if params.view == "kiosk" else ["epoch", "controls"]
-    return [*extra, *VIEWS.get(params.view, VIEWS["grid"])(params)]
+    topics = [*extra, *VIEWS.get(params.view, VIEWS["grid"])(params)]
+    if params.screen:
+        topics = [t for t in topics if t not in ("controls", "metrics", "feed")]
+    return topics
 
 
 def region_html(topic: str, params: LiveParams) -> str:
@@ -182,7 +193,16 @@ register_view("compare", compare_topics)
 register_view("otto", lambda params: ["clock", "otto", "metrics", "feed", "presenter"])
 # The auction list is live (A1); a replay shows a recorded auction, which never changes.
 register_view("auctions", lambda params: ["clock", "auctions", "metrics", "feed", "presenter"])
+# The sign-in page (dashboard.md AD6): only the chrome every page has.
+register_view("login", lambda params: ["clock", "metrics", "feed", "presenter"])
 register_view("auction", lambda params: ["clock", "metrics", "feed", "presenter"])
+# The foundation upload (plans.md 3.6) shows no part of the cluster itself.
+register_view("foundations", lambda params: ["clock", "metrics", "feed", "presenter"])
+# A plan is a prediction, not the live cluster: its page joins the plan's own group, which
+# its run notifies on progress and completion (plans.md 1.5); the page then fetches itself.
+register_view("plans", lambda params: ["clock", "metrics", "feed", "presenter",
+                                       *([f"plan.{params.plan}"] if params.plan else [])])
+register_region("plan", lambda topic, params: fragments.plan_note_fragment(topic))
 register_region("auctions", lambda topic, params: fragments.auction_list_fragment())
 register_region("epoch", lambda topic, params: fragments.epoch_fragment())
 register_region("controls", lambda topic, params: fragments.control_choices_fragment())

@@ -3,6 +3,7 @@
 from auction.models.clock import SimClock
 from auction.models.cluster import Cell, Zone
 from auction.models.domains import Domain
+from auction.models.foundations import Foundation
 from auction.models.lrps import ActualLRP, DesiredLRP
 from auction.models.otto import (
     OttoAuction,
@@ -11,14 +12,15 @@ from auction.models.otto import (
     OttoOrchestrator,
     OttoTaskCapabilities,
 )
+from auction.models.plans import Plan
 from auction.models.records import AuctionRun, AuditEntry, BBSEvent, ConvergenceRun, Counter
 from auction.models.settings import AuctionSettings
 from auction.models.tasks import Task
-from auction.models.tokens import ApiToken
+from auction.models.tokens import ApiToken, KioskToken
 from auction.models.work import PendingWork
 
 __all__ = [
     "ActualLRP", "ApiToken", "AuctionRun", "AuctionSettings", "AuditEntry", "BBSEvent", "Cell", "ConvergenceRun", "Counter",
-    "DesiredLRP", "Domain", "OttoAuction", "OttoBid", "OttoMarket", "OttoOrchestrator",
-    "OttoTaskCapabilities", "PendingWork", "SimClock", "Task", "Zone",
+    "DesiredLRP", "Domain", "Foundation", "KioskToken", "OttoAuction", "OttoBid", "OttoMarket",
+    "OttoOrchestrator", "OttoTaskCapabilities", "PendingWork", "Plan", "SimClock", "Task", "Zone",
 ]

@@ -30,6 +30,9 @@ class SimClock(models.Model):
     # Moves with every structural change (cells or zones added, removed or edited, a
     # scenario loaded, a foundation imported): every open page then loads itself again.
     world_epoch = models.IntegerField(default=0, editable=False)
+    # The UNIX nanosecond of sim second 0: an imported foundation keeps its capture's
+    # times (plans.md 3.1); a scenario starts at 0.
+    origin_ns = models.BigIntegerField(default=0, editable=False)
 
     class Meta:
         verbose_name = "simulated clock"

@@ -39,7 +39,8 @@ class DesiredLRP(models.Model):
     annotation = models.TextField(blank=True, default="")
     ports = models.JSONField(default=list, blank=True, help_text="Container ports, e.g. [8080].")
     start_timeout_ms = models.IntegerField(default=60_000)
-    modification_tag_epoch = models.CharField(max_length=32, default=new_epoch, editable=False)
+    # 64: a real BBS epoch is a 36-character UUID (the cfdot reference), the simulator's 32 hex.
+    modification_tag_epoch = models.CharField(max_length=64, default=new_epoch, editable=False)
     modification_tag_index = models.IntegerField(default=0, editable=False)
     # Simulated behaviour, beside the definition (bbs.md 1.1): how long a claimed
     # instance takes to become RUNNING, and how often a start ends in a crash.
@@ -155,7 +156,7 @@ class ActualLRP(models.Model):
     since = models.FloatField(default=0.0, help_text="Sim seconds of the last state change.")
     crash_count = models.IntegerField(default=0)
     crash_reason = models.TextField(blank=True, default="")
-    modification_tag_epoch = models.CharField(max_length=32, default=new_epoch)
+    modification_tag_epoch = models.CharField(max_length=64, default=new_epoch)
     modification_tag_index = models.IntegerField(default=0)
     # The simulated rep: when a CLAIMED instance becomes RUNNING, and when a RUNNING
     # one crashes (injected). Not part of Diego's record.

@@ -13,10 +13,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from auction.sim.chaos import ACTIONS as CHAOS
 from auction.sim.chaos import ChaosError, chaos_args
+
+# A scenario is a few hundred lines; a file this large is a mistake (or garbage).
+MAX_FILE_BYTES = 16 * 2**20
 
 
 class ScenarioError(ValueError):
@@ -63,19 +67,47 @@ def available() -> list[str]:
     return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".json"))
 
 
-def load(name: str) -> Scenario:
-    if name not in available():
-        raise ScenarioError(f"unknown scenario {name!r}; known: {', '.join(available())}")
-    text = resources.files(__package__).joinpath(f"{name}.json").read_text("utf-8")
+def is_path(name: str) -> bool:
+    """A scenario given as a file (``./mine.json``, ``/tmp/x.json``) rather than by name."""
+    return name.endswith(".json") or "/" in name
+
+
+def _read(name: str) -> str:
+    """The file's text; every way a file can be unreadable is one ScenarioError line."""
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ScenarioError(f"scenario {name}: not valid JSON: {exc}") from None
+        if is_path(name):
+            raw = Path(name).read_bytes()
+        elif name in available():
+            raw = resources.files(__package__).joinpath(f"{name}.json").read_bytes()
+        else:
+            raise ScenarioError(f"unknown scenario {name!r}; known: {', '.join(available())}")
+    except OSError as exc:
+        raise ScenarioError(f"scenario {name}: cannot read the file: {exc.strerror or exc}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ScenarioError(f"scenario {name}: file larger than {MAX_FILE_BYTES // 2**20} MiB")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"scenario {name}: not UTF-8 text (byte {exc.start})") from None
+
+
+def load(name: str) -> Scenario:
+    """A scenario by name (a file of this package) or by path; ScenarioError, one line,
+    for anything wrong with it (dashboard.md C9)."""
+    text = _read(name)
+    try:
+        data = json.loads(text, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as exc:
+        raise ScenarioError(f"scenario {name}: not valid JSON: {str(exc).splitlines()[0]}") from None
     check(data, where=f"scenario {name}")
     return Scenario(
         name=data["name"], title=data.get("title", data["name"]),
         description=data.get("description", ""), seed=data.get("seed", 0), data=data,
     )
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def _check_object(obj: Any, shape: dict[str, Any], where: str, required: tuple[str, ...]) -> None:

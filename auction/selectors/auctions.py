@@ -17,6 +17,7 @@ from typing import Any
 from django.db.models import Q
 
 from auction.models import AuctionRun
+from auction.templatetags.diego_format import format_score
 
 LIST_LIMIT = 200  # A1, L6
 RUNNERS_UP = 5  # G10, and what older auctions keep (dashboard.md 2)
@@ -109,7 +110,7 @@ def runners_up(note: dict[str, Any], limit: int = RUNNERS_UP) -> list[dict[str, 
         else:
             mine, theirs = _parts(cell), _parts(winner)
             term = max(PARTS, key=lambda p: mine[p] - theirs[p])
-            entry["deciding"] = f"lost by {margin:.2g}: {PART_LABELS[term]}"
+            entry["deciding"] = f"lost by {format_score(margin)}: {PART_LABELS[term]}"
         out.append(entry)
     return out
 

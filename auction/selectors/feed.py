@@ -61,7 +61,9 @@ def summary(type_: str, key: str, cell_id: str, data: dict[str, Any]) -> str:
     plain = ", ".join(f"{k} {v}" for k, v in data.items()
                       if k not in ("source", "user", "diff") and v not in ("", None, 0, {}, []))
     extra = ", ".join(b for b in (changes, plain) if b)
-    who = f" by {data['user']}" if data.get("user") else ""
+    # The feed and the history are public streams, rendered once for every reader of a
+    # live group, signed in or not: they never name the operator (dashboard.md AD8).
+    who = " by an operator" if data.get("user") else ""
     src = f" ({data['source']}{who})" if data.get("source") else ""
     return " ".join(b for b in (key, extra) if b) + src
 
@@ -99,6 +101,18 @@ class FeedRow:
     @property
     def cells_attr(self) -> str:
         return " ".join(sorted(self.cells))
+
+    # What the row's side panel shows (dashboard.md M2: a row opens the panel): the
+    # instance of an actual LRP event (its key is ``guid.index``), the task of a task
+    # event, else the cell the event happened on.
+    @property
+    def instance(self) -> str:
+        guid, dot, index = self.key.rpartition(".")
+        return self.key if self.type.startswith("actual_lrp") and guid and dot and index.isdigit() else ""
+
+    @property
+    def task(self) -> str:
+        return self.key if self.type.startswith("task") and self.key else ""
 
 
 def _row(values: dict[str, Any]) -> FeedRow:
@@ -177,8 +191,10 @@ def events_history(query: str) -> dict[str, Any]:
 
 
 def events_page(page: int | str = 1, *, type_: str = "", app: str = "", cell: str = "") -> Page:
-    """One page of the full history, unfolded (dashboard.md M2, KOV #84)."""
-    qs = _filtered(BBSEvent.objects.order_by("-id"), type_, app, cell)
+    """One page of the full history, unfolded (dashboard.md M2, KOV #84), newest sim time
+    first: at max speed a pass's events can be stored after later ones (the id is when
+    the row was written, ``at`` when it happened in the simulation)."""
+    qs = _filtered(BBSEvent.objects.order_by("-at", "-id"), type_, app, cell)
     paginator = Paginator(qs.values("id", "at", "type", "key", "cell_id", "data"), PAGE_SIZE)
     result = paginator.get_page(page)
     result.object_list = [_row(v) for v in result.object_list]

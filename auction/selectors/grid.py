@@ -46,6 +46,10 @@ class Block:
     width_px: float = 0.0
     domain: str = ""
     since: float = 0.0
+    # A crashed instance's restart (bbs.md 3): when its back-off ends, for the tray
+    # chip's countdown; None when it restarts at the next pass or never.
+    restart_due: float | None = None
+    restart_text: str = ""
 
     @property
     def label(self) -> str:
@@ -307,15 +311,26 @@ def tray_groups(chips: int = TRAY_CHIPS) -> list[TrayGroup]:
         state__in=[ActualLRP.State.UNCLAIMED, ActualLRP.State.CRASHED],
         presence=ActualLRP.Presence.ORDINARY,
     ).values_list("desired_id", "index", "state", "placement_error", "since",
-                  "desired__memory_mb", "desired__domain").order_by("since", "desired_id", "index")
-    for guid, index, state, error, since, memory_mb, domain in rows:
+                  "desired__memory_mb", "desired__domain", "crash_count").order_by("since", "desired_id", "index")
+    now = sim_now()
+
+    def restart(state: str, crash_count: int, since: float) -> tuple[float | None, str]:
+        if state != ActualLRP.State.CRASHED:
+            return None, ""
+        from auction.selectors.lrps import restart_of
+
+        due = restart_of(state, crash_count, since, now)
+        return (due.due if due.due is not None and due.due > now else None), due.text
+
+    for guid, index, state, error, since, memory_mb, domain, crash_count in rows:
         reason = BACK_OFF if state == ActualLRP.State.CRASHED else (error or AWAITING)
         waiting = since if state == ActualLRP.State.CRASHED else queued.get(f"{guid}.{index}", since)
         add(reason, waiting, lambda guid=guid, index=index, state=state, memory_mb=memory_mb,
-            domain=domain, since=since: Block(
+            domain=domain, since=since, crash_count=crash_count: Block(
                 "lrp", f"{guid}.{index}", guid, index, state, ActualLRP.Presence.ORDINARY,
                 memory_mb or 0, app_colour(guid), app_pattern(guid),
-                round((memory_mb or 0) / scale, 2), domain or "", since))
+                round((memory_mb or 0) / scale, 2), domain or "", since,
+                *restart(state, crash_count, since)))
     tasks = Task.objects.filter(state=Task.State.PENDING).values_list(
         "task_guid", "rejection_reason", "created_at", "memory_mb", "domain"
     ).order_by("created_at", "task_guid")

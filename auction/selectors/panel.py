@@ -12,9 +12,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from auction.bbs.events import LRP_CRASHED
+from auction.engine.advice import Need, smallest_change
 from auction.engine.filters import failed_filter, fit_problems
-from auction.engine.types import CellState
-from auction.models import ActualLRP, AuctionRun, Cell, DesiredLRP, Task
+from auction.models import ActualLRP, AuctionRun, BBSEvent, Cell, DesiredLRP, Task
 from auction.selectors.auctions import (
     FILTER_LABELS,
     PART_LABELS,
@@ -110,54 +111,23 @@ def why_from_run(run: AuctionRun, position: int) -> WhyHere:
     return why
 
 
-def _needs(item: Any, cell: CellState) -> tuple[int, int]:
-    memory = item["memory_mb"] + (cell.proxy_memory_mb if item["kind"] == "lrp" else 0)
-    return memory, item["disk_mb"]
-
-
-def _change_text(cell: CellState, memory: int, disk: int) -> tuple[str, tuple[int, int, int, int]]:
-    short_mem = max(0, memory - cell.available.memory_mb)
-    short_disk = max(0, disk - cell.available.disk_mb)
-    short_cont = max(0, 1 - cell.available.containers)
-    parts = []
-    if short_mem:
-        parts.append(f"{short_mem} MB memory")
-    if short_disk:
-        parts.append(f"{short_disk} MB disk")
-    if short_cont:
-        parts.append(f"{short_cont} container")
-    text = f"free {' and '.join(parts)} on {cell.cell_id}"
-    return text, (len(parts), short_mem, short_disk, short_cont)
-
-
 def unplaced_verdicts(item: dict[str, Any], error: str) -> Unplaced:
-    """Each answering cell's verdict now, and the smallest change that fits (G9)."""
+    """Each answering cell's verdict now, and the smallest change that can fit (G9):
+    the engine's filters and fit check judge, ``engine.advice`` proposes."""
     states = cell_states(answering_cells(sim_now()))
+    need = Need(memory_mb=item["memory_mb"], disk_mb=item["disk_mb"], rootfs=item["rootfs"],
+                volume_drivers=tuple(item["volume_drivers"]),
+                placement_tags=tuple(item["placement_tags"]), proxy=item["kind"] == "lrp")
+    smallest, advice = smallest_change(states, need)
     verdicts: list[Verdict] = []
-    best: tuple[tuple[int, int, int, int], str] | None = None
-    for cell in states:
-        failed = failed_filter(cell, item["rootfs"], item["volume_drivers"], item["placement_tags"])
-        if failed is not None:
-            verdicts.append(Verdict(cell.cell_id, cell.zone, f"fails {FILTER_LABELS[failed]}"))
-            continue
-        memory, disk = _needs(item, cell)
+    for cell, says in zip(states, advice, strict=True):
+        failed = failed_filter(cell, need.rootfs, need.volume_drivers, need.placement_tags)
+        memory = need.memory_mb + (cell.proxy_memory_mb if need.proxy else 0)
         lacks = fit_problems(cell.available.memory_mb, cell.available.disk_mb,
-                             cell.available.containers, memory, disk)
-        if not lacks:
-            verdicts.append(Verdict(cell.cell_id, cell.zone, "fits now", fits=True))
-            continue
-        text, size = _change_text(cell, memory, disk)
-        verdicts.append(Verdict(cell.cell_id, cell.zone, "lacks " + ", ".join(sorted(lacks)), change=text))
-        if best is None or size < best[0]:
-            best = (size, text)
-    if any(v.fits for v in verdicts):
-        smallest = "none needed: a cell fits now; the next auction that includes it should place it"
-    elif best is not None:
-        smallest = best[1]
-    elif not states:
-        smallest = "no cell answers: restore a cell"
-    else:
-        smallest = "no cell passes the filters: add a cell with the rootfs, drivers and tags it asks for"
+                             cell.available.containers, memory, need.disk_mb)
+        verdict = (f"fails {FILTER_LABELS[failed]}" if failed is not None
+                   else "lacks " + ", ".join(sorted(lacks)) if lacks else "fits now")
+        verdicts.append(Verdict(cell.cell_id, cell.zone, verdict, change=says.change, fits=says.fits_now))
     found = item_lookup(item["ident"], placed=False)
     return Unplaced(error=error, verdicts=verdicts, smallest_change=smallest,
                     run_id=found[0].pk if found else None, step=found[1] + 1 if found else None)
@@ -174,6 +144,39 @@ class InstancePanel:
     unplaced: Unplaced | None
     memory_mb: int
     now: float
+    # An unplaced instance's shape as /plans/capacity/ asks it ("N more of this size fit").
+    capacity_query: str = ""
+    crash: CrashHistory | None = None
+
+
+# How many of an instance's crashes the panel lists (newest first).
+CRASHES_SHOWN = 10
+
+
+@dataclass(slots=True)
+class CrashHistory:
+    """A crashed instance's panel (G9): its crashes and when it restarts (bbs.md 3),
+    instead of a placement it no longer has."""
+
+    crash_count: int
+    reason: str
+    restart: str
+    restart_due: float | None
+    crashes: list[dict[str, Any]]
+
+
+def crash_history(ident: str, row: dict[str, Any], now: float) -> CrashHistory:
+    from auction.selectors.lrps import restart_of
+
+    restart = restart_of(row["state"], row["crash_count"], row["since"], now)
+    crashes = []
+    for at, cell_id, data in BBSEvent.objects.filter(key=ident, type=LRP_CRASHED).order_by(
+            "-at", "-id").values_list("at", "cell_id", "data")[:CRASHES_SHOWN]:
+        before, after = (data or {}).get("before") or {}, (data or {}).get("after") or {}
+        crashes.append({"at": at, "cell_id": cell_id or before.get("cell_id", ""),
+                        "count": after.get("crash_count", "")})
+    return CrashHistory(row["crash_count"], row.get("crash_reason") or "", restart.text,
+                        restart.due, crashes)
 
 
 def _zone_names() -> list[str]:
@@ -200,7 +203,10 @@ def instance_panel(guid: str, index: int) -> InstancePanel | None:
     ordinary = next((r for r in rows if r["presence"] == ActualLRP.Presence.ORDINARY), None)
     unplaced = None
     why = None
-    if ordinary is not None and ordinary["state"] == ActualLRP.State.UNCLAIMED and desired is not None:
+    crash = None
+    if ordinary is not None and ordinary["state"] == ActualLRP.State.CRASHED:
+        crash = crash_history(ident, ordinary, now)  # no stale "Why here": it holds no cell
+    elif ordinary is not None and ordinary["state"] == ActualLRP.State.UNCLAIMED and desired is not None:
         unplaced = unplaced_verdicts({
             "ident": ident, "kind": "lrp", "memory_mb": desired.memory_mb, "disk_mb": desired.disk_mb,
             "rootfs": desired.rootfs, "volume_drivers": tuple(desired.volume_drivers),
@@ -208,9 +214,18 @@ def instance_panel(guid: str, index: int) -> InstancePanel | None:
     else:
         why = why_here(ident)
     values = list(spread.values())
+    capacity_query = ""
+    if unplaced is not None and desired is not None:
+        from urllib.parse import urlencode
+
+        capacity_query = urlencode({
+            "memory_mb": desired.memory_mb, "disk_mb": desired.disk_mb, "rootfs": desired.rootfs,
+            "placement_tags": ",".join(desired.placement_tags),
+            "volume_drivers": ",".join(desired.volume_drivers), "kind": "lrp", "view": "panel"})
     return InstancePanel(guid=guid, index=index, rows=rows, spread=spread,
                          skew=(max(values) - min(values)) if values else 0, why=why,
-                         unplaced=unplaced, memory_mb=desired.memory_mb if desired else 0, now=now)
+                         unplaced=unplaced, memory_mb=desired.memory_mb if desired else 0, now=now,
+                         capacity_query=capacity_query, crash=crash)
 
 
 @dataclass(slots=True)

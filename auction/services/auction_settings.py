@@ -8,45 +8,24 @@ is called by a scenario load inside its transaction.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from django.db import transaction
 
-from auction.engine import STRATEGIES
 from auction.models import AuctionSettings
 from auction.selectors.clock import sim_now
 from auction.services.audit import audit_record, field_diff
 from auction.services.errors import InvalidRequest, reject_unknown_members
+from auction.sim.auction_settings import (
+    FIELDS,
+    MAX_LOCALITY_OFFSET,
+    MAX_WEIGHT,
+    auction_settings_errors,
+)
 
-FIELDS = ("placement_strategy", "starting_container_weight", "bin_pack_first_fit_weight",
-          "starting_container_count_maximum", "locality_offset", "go_compat")
-#: Bounds that keep every score finite (auction.md 4.5) [project rule].
-MAX_WEIGHT = 1e6
-MAX_LOCALITY_OFFSET = 10**12
-
-
-def auction_settings_errors(values: Mapping[str, Any]) -> list[str]:
-    """One message per bad value, in ``FIELDS`` order (``Invalid field: <name>``)."""
-    errors = []
-    for name in FIELDS:
-        if name not in values:
-            continue
-        value = values[name]
-        if name == "placement_strategy":
-            ok = value in STRATEGIES
-        elif name == "go_compat":
-            ok = isinstance(value, bool)
-        elif name in ("starting_container_count_maximum", "locality_offset"):
-            ok = (isinstance(value, int) and not isinstance(value, bool)
-                  and abs(value) <= (MAX_LOCALITY_OFFSET if name == "locality_offset" else 10**9))
-        else:
-            ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
-                  and math.isfinite(value) and abs(value) <= MAX_WEIGHT)
-        if not ok:
-            errors.append(f"Invalid field: {name}")
-    return errors
+__all__ = ["FIELDS", "MAX_LOCALITY_OFFSET", "MAX_WEIGHT", "auction_settings_errors",
+           "auction_settings_from_scenario", "auction_settings_update"]
 
 
 def auction_settings_update(changes: Mapping[str, Any], *, source: str, user: Any = None

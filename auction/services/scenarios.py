@@ -17,13 +17,9 @@ from django.db.models import F
 
 from auction import scenarios
 from auction.models import (
-    ActualLRP,
     AuditEntry,
-    BBSEvent,
     Cell,
     DesiredLRP,
-    Domain,
-    PendingWork,
     SimClock,
     Task,
     Zone,
@@ -38,7 +34,7 @@ from auction.services.errors import BBSError
 from auction.services.lrps import desired_lrp_desire
 from auction.services.otto_scenario import otto_scenario_prepare
 from auction.services.tasks import task_desire
-from auction.services.world import world_changed
+from auction.services.world import cluster_empty, world_changed
 from auction.sim.scenario import placement_modes
 
 
@@ -71,22 +67,15 @@ def _scenario_load(chosen: str | scenarios.Scenario) -> scenarios.Scenario:
     data = scenario.data
     was_paused = clock_view().paused
     with transaction.atomic():
-        ActualLRP.objects.all().delete()
-        DesiredLRP.objects.all().delete()
-        Task.objects.all().delete()
-        Domain.objects.all().delete()
-        Cell.objects.all().delete()
-        Zone.objects.all().delete()
-        # The old cluster's event log goes with it: its instants are another world's.
-        BBSEvent.objects.all().delete()
+        cluster_empty()
         # Everything the scenario sets up happens at sim instant 0 exactly, as in memory:
         # the clock stands still while it loads.
         clock_reset(0.0, paused=True)
         # A new epoch: the first pass 30 s after start (bbs.md 4.1), not at the old
-        # cluster's next instant; the old cluster's queued start requests go with it.
+        # cluster's next instant; the old cluster's queued start
+        # requests went with it (``cluster_empty``).
         SimClock.objects.filter(pk=1).update(seed=scenario.seed, next_convergence_at=F("convergence_interval_s"),
-                                             advanced_to=0.0)
-        PendingWork.objects.all().delete()
+                                             advanced_to=0.0, origin_ns=0)
         zones = {name: Zone.objects.create(name=name) for name in data["zones"]}
         defaults = data.get("cell_defaults", {})
         for i, spec in enumerate(data["cells"]):

@@ -185,8 +185,10 @@ class DbStore:
 
     def _timeline(self) -> list[tuple[str, float, str, dict[str, Any]]]:
         """The loaded scenario's timed steps not yet done: (marker, at, action, args)."""
-        load = AuditEntry.objects.filter(action="scenario_checkpoint").order_by("-id").first()
-        if load is None:
+        load = (AuditEntry.objects.filter(action__in=("scenario_checkpoint", "foundation_import"))
+                .order_by("-id").first())
+        # An imported foundation (plans.md 3) replaced the scenario's cluster and its timeline.
+        if load is None or load.action != "scenario_checkpoint":
             return []
         steps = _steps(load)
         if not steps:
@@ -340,7 +342,13 @@ class DbStore:
             apps=[sim_app(d) for d in DesiredLRP.objects.all()], rows=rows,
             tasks=[sim_task(t) for t in Task.objects.all()],
             domains=dict(Domain.objects.values_list("name", "expires_at")),
-            events=list(BBSEvent.objects.order_by("id").values_list("at", "type", "key")))
+            events=list(BBSEvent.objects.order_by("id").values_list("at", "type", "key")),
+            origin_ns=self._clock.origin_ns,
+            queue=[queued_from_values(v) for v in PendingWork.objects.order_by("id")
+                   .values_list(*QUEUED_COLUMNS)],
+            next_convergence_at=self._clock.next_convergence_at,
+            convergence_interval_s=self._clock.convergence_interval_s,
+            timeline=[(at, marker, action, args) for marker, at, action, args in self._timeline()])
 
     # -- Store: apply -----------------------------------------------------------------------
     def apply(self, change: ChangeSet) -> None:

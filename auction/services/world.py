@@ -28,3 +28,22 @@ def world_changed() -> int:
     # while the clock's own messages were suppressed (``simulate``).
     transaction.on_commit(clock_changed)
     return SimClock.objects.filter(pk=1).values_list("world_epoch", flat=True).get()
+
+
+def cluster_empty() -> None:
+    """Remove the whole cluster (inside the caller's transaction) before another is put in
+    its place: a scenario loaded, a foundation imported. Its event log goes with it: its
+    instants are another world's; so do its queued start requests."""
+    from auction.models import (
+        ActualLRP,
+        BBSEvent,
+        Cell,
+        DesiredLRP,
+        Domain,
+        PendingWork,
+        Task,
+        Zone,
+    )
+
+    for model in (ActualLRP, DesiredLRP, Task, Domain, Cell, Zone, BBSEvent, PendingWork):
+        model.objects.all().delete()

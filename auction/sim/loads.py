@@ -10,6 +10,8 @@ instances are the ``starting_containers``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from itertools import chain, repeat
+from operator import attrgetter
 
 from auction.bbs import types as core
 from auction.engine import CellState, Resources, container_memory
@@ -31,10 +33,11 @@ def add_lrp(load: Load, process_guid: str, state: str, memory_mb: int, disk_mb: 
     load.containers += sign
     if state == core.CLAIMED:
         load.starting += sign
-    if sign > 0:
-        load.lrps.append(process_guid)
+    left = load.lrps.get(process_guid, 0) + sign
+    if left > 0:
+        load.lrps[process_guid] = left
     else:
-        load.lrps.remove(process_guid)
+        load.lrps.pop(process_guid, None)
 
 
 def add_task(load: Load, task_guid: str, memory_mb: int, disk_mb: int) -> None:
@@ -70,12 +73,15 @@ def free_resources(cell: SimCell, load: Load) -> Resources:
 
 
 def cell_state(cell: SimCell, load: Load, cached_blob_ids: Iterable[str] = ()) -> CellState:
-    """What the rep answers to the auctioneer's state fetch (auction.md 1.3)."""
+    """What the rep answers to the auctioneer's state fetch (auction.md 1.3); it shares
+    ``load.lrps`` as its counted instances, so the load must not change afterwards."""
     return CellState(
         cell_id=cell.cell_id, zone=cell.zone, index=cell.index,
         total=Resources(cell.memory_mb, cell.disk_mb, cell.containers),
         available=free_resources(cell, load),
-        starting_containers=load.starting, lrps=tuple(load.lrps), tasks=tuple(load.tasks),
+        starting_containers=load.starting,
+        lrps=tuple(chain.from_iterable(repeat(g, n) for g, n in load.lrps.items())),
+        lrp_counts=load.lrps, tasks=tuple(load.tasks),
         preloaded_rootfses=tuple(cell.preloaded_rootfses),
         rootfs_providers=tuple(cell.rootfs_providers),
         volume_drivers=tuple(cell.volume_drivers), placement_tags=tuple(cell.placement_tags),
@@ -88,4 +94,7 @@ def cell_state(cell: SimCell, load: Load, cached_blob_ids: Iterable[str] = ()) -
 def answering(cells: Iterable[SimCell], now: float) -> list[SimCell]:
     """The cells that answer the state fetch, in the auction's input order: by zone,
     index and id (auction.md 1.3; the order decides exact ties, 4.6)."""
-    return sorted((c for c in cells if c.answers(now)), key=lambda c: (c.zone, c.index, c.cell_id))
+    return sorted((c for c in cells if c.answers(now)), key=_FETCH_ORDER)
+
+
+_FETCH_ORDER = attrgetter("zone", "index", "cell_id")

@@ -141,11 +141,14 @@ def evolve_cell(cell: SimCell, **changes: Any) -> SimCell:
 
 @dataclass(slots=True)
 class Load:
-    """What a rep has reserved: CLAIMED/RUNNING instances (any presence) and RUNNING tasks."""
+    """What a rep has reserved: CLAIMED/RUNNING instances (any presence) and RUNNING tasks.
+
+    ``lrps`` counts the instances per process guid (what the auction's zone walk reads).
+    """
 
     memory_mb: int = 0
     disk_mb: int = 0
     containers: int = 0
     starting: int = 0
-    lrps: list[str] = field(default_factory=list)
+    lrps: dict[str, int] = field(default_factory=dict)
     tasks: list[str] = field(default_factory=list)

@@ -61,9 +61,22 @@ def batch_zone_skew(cells: Sequence[CellState], result: AuctionResult) -> ZoneSk
         return ZoneSkew({}, None, 0, 0)
     counts: dict[str, Counter[str]] = {}
     for cell in cells:
-        for guid in cell.lrps:
-            if guid in guids:
-                counts.setdefault(guid, Counter())[cell.zone] += 1
+        held = cell.lrp_counts if cell.lrp_counts is not None else Counter(cell.lrps)
+        if len(guids) < len(held):
+            for guid in guids:
+                n = held.get(guid)
+                if n:
+                    per_zone = counts.get(guid)
+                    if per_zone is None:
+                        per_zone = counts[guid] = Counter()
+                    per_zone[cell.zone] += n
+            continue
+        for guid, n in held.items():
+            if n and guid in guids:
+                per_zone = counts.get(guid)
+                if per_zone is None:
+                    per_zone = counts[guid] = Counter()
+                per_zone[cell.zone] += n
     zone_of = {c.cell_id: c.zone for c in cells}
     for item in result.items:
         cell_id = result.placements.get(identifier(item))

@@ -258,3 +258,26 @@
     tickCountdowns();
   });
 })();
+
+// The metrics header's collapsed state, remembered across pages and visits (M1).
+(function () {
+  "use strict";
+  var KEY = "diego-web:metrics-collapsed";
+  function apply(collapsed) {
+    document.body.classList.toggle("metrics-collapsed", collapsed);
+    var button = document.getElementById("metrics-toggle");
+    if (button) {
+      button.setAttribute("aria-expanded", collapsed ? "false" : "true");
+      button.firstChild.textContent = collapsed ? "Metrics ▸" : "Metrics ▾";
+    }
+  }
+  function stored() { try { return localStorage.getItem(KEY) === "1"; } catch (e) { return false; } }
+  document.addEventListener("click", function (e) {
+    if (!e.target.closest || !e.target.closest("#metrics-toggle")) return;
+    var collapsed = !document.body.classList.contains("metrics-collapsed");
+    try { localStorage.setItem(KEY, collapsed ? "1" : "0"); } catch (err) { /* kept for this page only */ }
+    apply(collapsed);
+  });
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", function () { apply(stored()); });
+  else apply(stored());
+})();

@@ -271,58 +271,148 @@
   });
 
   // ---- C5 presenter / followers ----------------------------------------------------
+  // The presenter's page, on every page of the app, reports what it shows: the path, its
+  // query (filters, mode, zone, page), the selection (sel=), the replay step and the
+  // scroll position. Followers mirror it within a second: a new page is a navigation, a
+  // change within the page is applied in place (filters, panel, step, scroll).
   var socketWrapper = null; // htmx-ext-ws's public interface, from its open event
-  document.addEventListener("htmx:wsOpen", function (e) { socketWrapper = e.detail && e.detail.socketWrapper; });
-  function presentState() {
-    var params = new URLSearchParams(location.search);
-    return { view: location.pathname === "/present/" ? "/grid/" : location.pathname,
-             query: params.toString(), sel: params.get("sel") || "", step: params.get("step") || "" };
+  var lastSent = "";
+  document.addEventListener("htmx:wsOpen", function (e) { socketWrapper = e.detail && e.detail.socketWrapper; lastSent = ""; });
+  function presenterState() { return document.getElementById("presenter-state"); }
+  function isPresenter() {
+    var state = presenterState();
+    if (state && state.dataset.presenterId) return !!body.dataset.userId && state.dataset.presenterId === body.dataset.userId;
+    return !!body.dataset.presenterPage;
   }
-  function publishPresent() {
-    if (!body.dataset.presenterPage) return;
-    if (socketWrapper) socketWrapper.send(JSON.stringify({ present: presentState() }));
+  function scrollFraction() {
+    var max = document.documentElement.scrollHeight - window.innerHeight;
+    return max > 0 ? (window.scrollY / max).toFixed(3) : "0";
   }
-  window.diegoPublishPresent = publishPresent;
-  document.addEventListener("htmx:wsOpen", function () { setTimeout(publishPresent, 50); });
+  // The app's own pages a follower may be sent to (the server checks again, C5).
+  var FOLLOWABLE = /^\/(grid\/|lrps\/|events\/|auctions\/(\d+\/(cells\/)?)?|compare\/|otto\/)?$/;
+  function presentState(url) {
+    var u = url || location;
+    var params = new URLSearchParams(u.search);
+    ["token", "follow"].forEach(function (k) { params.delete(k); });
+    return { view: u.pathname === "/present/" ? "/grid/" : u.pathname, query: params.toString(),
+             sel: params.get("sel") || "", step: params.get("step") || "",
+             scroll: url ? "0" : scrollFraction() };
+  }
+  function publishPresent(url) {
+    if (!socketWrapper || !isPresenter()) return;
+    var message = JSON.stringify({ present: presentState(url) });
+    if (message === lastSent) return;
+    lastSent = message;
+    socketWrapper.send(message);
+  }
+  window.diegoPublishPresent = function () { publishPresent(); };
+  document.addEventListener("htmx:wsOpen", function () { publishPresent(); });
+  document.addEventListener("htmx:pushedIntoHistory", function () { publishPresent(); });
+  window.addEventListener("popstate", function () { publishPresent(); });
+  var scrollTimer = null;
+  window.addEventListener("scroll", function () {
+    if (scrollTimer || !isPresenter()) return;
+    scrollTimer = setTimeout(function () { scrollTimer = null; publishPresent(); }, 120);
+  }, { passive: true });
+  // A link to another page of the app: tell followers now, while this page unloads, so
+  // they load the next page alongside the presenter instead of after it.
+  document.addEventListener("click", function (e) {
+    var a = e.target.closest && e.target.closest("a[href]");
+    if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+    if (a.target || a.hasAttribute("hx-get") || a.hasAttribute("download")) return;
+    var url = new URL(a.href, location.href);
+    if (url.origin !== location.origin || !FOLLOWABLE.test(url.pathname) || url.pathname === location.pathname) return;
+    publishPresent(url);
+  });
 
   function unfollowed(state) { return sessionStorage.getItem("diego-unfollow") === state.dataset.since; }
+  var CONTROLS = "#controls button, #controls select, #controls input, #controls textarea, [data-control], " +
+    "[data-control] input, [data-control] select, [data-control] button, #panel form button, #panel form input, #panel form select";
+  function disableControls(active, name) {
+    var reason = "Following " + name + ": Unfollow to use this";
+    document.querySelectorAll(CONTROLS).forEach(function (el) {
+      if (active) {
+        if (!el.dataset.followOff && !el.disabled) { el.dataset.followOff = "1"; if (el.title) el.dataset.followTitle = el.title; }
+        if (el.dataset.followOff) { if ("disabled" in el) el.disabled = true; el.title = reason; el.setAttribute("aria-disabled", "true"); }
+      } else if (el.dataset.followOff) {
+        if ("disabled" in el) el.disabled = false;
+        el.title = el.dataset.followTitle || "";
+        if (!el.title) el.removeAttribute("title");
+        el.removeAttribute("aria-disabled");
+        delete el.dataset.followOff; delete el.dataset.followTitle;
+      }
+    });
+  }
+  function sorted(params, drop) {
+    var out = new URLSearchParams(params.toString());
+    drop.forEach(function (k) { out.delete(k); });
+    out.sort();
+    return out.toString();
+  }
+  var stepWanted = "";
+  function followStep(step) {
+    var replay = document.getElementById("replay");
+    var shown = replay && replay.querySelector(".replay-state");
+    if (!replay || !step || !window.htmx || step === stepWanted || (shown && shown.dataset.step === step)) return;
+    stepWanted = step;
+    window.htmx.ajax("GET", location.pathname + "?step=" + encodeURIComponent(step), { target: "#replay" })
+      .then(function () { stepWanted = ""; }, function () { stepWanted = ""; });
+  }
+  function followScroll(fraction) {
+    if (fraction === undefined || fraction === "") return;
+    var max = document.documentElement.scrollHeight - window.innerHeight;
+    var y = Math.round(Number(fraction) * Math.max(0, max));
+    if (isFinite(y) && Math.abs(window.scrollY - y) > 4) window.scrollTo(0, y);
+  }
   function follow() {
-    var state = document.getElementById("presenter-state");
+    var state = presenterState();
     var banner = document.getElementById("presenter");
     if (!banner) return;
-    var active = state && state.dataset.presenter && !body.dataset.presenterPage && !body.dataset.nofollow && !unfollowed(state);
-    body.classList.toggle("following", !!active);
-    banner.hidden = !active;
-    document.querySelectorAll("[data-control], [data-control] input, [data-control] select, [data-control] button").forEach(function (el) {
-      if ("disabled" in el) el.disabled = !!active;
-      el.setAttribute("aria-disabled", active ? "true" : "false");
-    });
+    var presenting = !!(state && state.dataset.presenter && isPresenter());
+    body.classList.toggle("presenting", presenting);
+    if (presenting) body.dataset.presenterPage = "1"; else if (state && state.dataset.presenterId) delete body.dataset.presenterPage;
+    var active = !!(state && state.dataset.presenter && !presenting && !body.dataset.nofollow && !unfollowed(state));
+    body.classList.toggle("following", active);
+    banner.hidden = !(active || presenting);
+    disableControls(active, state ? state.dataset.presenter : "");
     if (!active) return;
     var view = state.dataset.view || "";
     // Same-origin relative paths only (the server checks them too, dashboard.md C5).
     if (!/^\/(?![\/\\])[A-Za-z0-9_\-\/]*$/.test(view)) return;
     var here = new URLSearchParams(location.search);
     var target = new URLSearchParams(state.dataset.query || "");
-    // A kiosk keeps its own screen settings and token; everything else follows.
+    // A kiosk keeps its own token and follow flag on every page it is sent to.
     ["token", "follow"].forEach(function (k) { if (here.get(k)) target.set(k, here.get(k)); });
     var onKiosk = location.pathname === "/kiosk/";
-    if (onKiosk) {
-      target.set("view", view.replace(/\//g, "") || "grid");
-      var wanted = "?" + target.toString();
-      if (here.get("view") && here.get("view") !== target.get("view")) location.assign("/kiosk/" + wanted);
-      else if (location.search !== wanted) { history.replaceState(null, "", "/kiosk/" + wanted); filtersFromUrl(); }
-      return;
+    var kioskMode = onKiosk || body.classList.contains("kiosk-mode");
+    var toGrid = view === "/grid/" || view === "/";
+    var path = kioskMode && toGrid ? "/kiosk/" : view;
+    var hereGrid = location.pathname === "/grid/" || location.pathname === "/";
+    var samePage = location.pathname === path || (toGrid && hereGrid) || location.pathname === "/present/";
+    var qs = function (p) { var t = p.toString(); return t ? "?" + t : ""; };
+    if (!samePage) { location.assign(path + qs(target)); return; }
+    // Within the page: what the page applies itself stays; anything else is a new page.
+    var inPlace = ["sel", "scroll", "token", "follow"];
+    if (document.getElementById("grid-filters") || onKiosk) inPlace = inPlace.concat(FILTERS);
+    if (document.getElementById("replay")) inPlace.push("step");
+    if (location.pathname !== "/present/" && sorted(here, inPlace) !== sorted(target, inPlace)) {
+      location.assign(location.pathname + qs(target)); return;
     }
-    if (view !== location.pathname) { location.assign(view + (target.toString() ? "?" + target.toString() : "")); return; }
-    var url = view + (target.toString() ? "?" + target.toString() : "");
+    var url = location.pathname + qs(target);
     if (url !== location.pathname + location.search) { history.replaceState(null, "", url); filtersFromUrl(); }
+    followStep(target.get("step") || "");
+    var sel = target.get("sel") || "";
+    if (sel !== (body.dataset.sel || "")) document.dispatchEvent(new CustomEvent("diego:select", { detail: sel }));
+    followScroll(state.dataset.scroll);
   }
   document.addEventListener("click", function (e) {
     if (e.target.closest && e.target.closest(".unfollow")) {
-      var state = document.getElementById("presenter-state");
+      var state = presenterState();
       if (state) sessionStorage.setItem("diego-unfollow", state.dataset.since || "1");
       follow();
     }
+    var take = e.target.closest && e.target.closest(".takeover-link");
+    if (take) take.href = "/present/?takeover=1&next=" + encodeURIComponent(location.pathname + location.search);
   });
 
   document.addEventListener("DOMContentLoaded", function () { bound(); applyFilters(); refreshTimers(); follow(); });

@@ -105,15 +105,15 @@ def test_admin_edits_are_audited_with_their_user(cluster, admin_client) -> None:
 
 
 def test_session_write_with_a_form_body_is_refused_not_a_500(cluster, operator) -> None:
-    """bbs.md 1.5: the CSRF check of a session write reads a form body; the API then
-    answers that it reads JSON only (it was a RawPostDataException, a 500)."""
+    """bbs.md 1.5, 1.7: the CSRF check of a session write reads a form body; the API then
+    answers 415, it reads JSON only (it was a RawPostDataException, a 500)."""
     client = Client(enforce_csrf_checks=True)
     client.force_login(operator)
     client.get("/admin/login/")
     csrf = client.cookies["csrftoken"].value
     for data in ({"instances": "3"}, {"csrfmiddlewaretoken": csrf, "instances": "3"}):
         response = client.post("/api/v1/desired_lrps", data, headers={"X-CSRFToken": csrf})
-        assert response.status_code == 400, response.content[:300]
+        assert response.status_code == 415, response.content[:300]
         assert json.loads(response.content)["error"]["type"] == "InvalidRequest"
 
 

@@ -195,7 +195,10 @@ def fuzz_cluster(cluster: None) -> dict[str, str]:
         IncomingBid(msg.validate(msg.bid_message(auction_id, 1, who, "agent", cost, {"run": cost}, 0, 1.0)),
                     1.0 + i, i)
         for i, (who, cost) in enumerate([("cell-1", 0.02), ("cell-2", 0.01)])])
-    return {"auction_id": auction_id}
+    from auction.services.plans import plan_create
+
+    plan = plan_create({"changes": [{"action": "fail_zone", "zone": "z2"}], "horizon_s": 60})
+    return {"auction_id": auction_id, "plan_id": str(plan.pk)}
 
 
 def _read_stream(response: Any, more: bool) -> bytes:

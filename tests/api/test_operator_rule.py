@@ -60,6 +60,11 @@ API_WRITES: dict[tuple[str, str], tuple[str, Any]] = {
     ("/cells/{cell_id}/restore", "POST"): ("cells/cell-1/restore", None),
     ("/cells/{cell_id}/drain", "POST"): ("cells/cell-1/drain", None),
     ("/clock", "POST"): ("clock", {"paused": False}),
+    ("/foundations", "POST"): ("foundations", {"name": "kept", "files": [{"name": "cells.jsonl", "content": (
+        '{"cell_id":"c-9","rep_address":"http://10.0.0.9:1800","zone":"z1",'
+        '"capacity":{"memory_mb":8192,"disk_mb":32768,"containers":250}}')}]}),
+    ("/plans", "POST"): ("plans", {"changes": [{"action": "fail_zone", "zone": "z2"}], "horizon_s": 60}),
+    ("/plans/{plan_id}", "DELETE"): ("plans/latest", None),
 }
 
 
@@ -67,6 +72,9 @@ API_WRITES: dict[tuple[str, str], tuple[str, Any]] = {
 def world(cluster: None) -> None:
     auctioneer_run("test")  # lrp-a.0 is CLAIMED: it can crash
     task_cancel("task-d")  # COMPLETED: it can be deleted
+    from auction.services.plans import plan_create
+
+    plan_create({"changes": [], "horizon_s": 30})  # a plan to discard
 
 
 @pytest.fixture

@@ -47,7 +47,7 @@ class PresenterTests(LiveBrowserCase):
         follower = self.open("/grid/", self.browser.new_context())
         kiosk = self.open(f"/kiosk/?follow=1&token={kiosk_token()}", self.browser.new_context())
         for page in (follower, kiosk):
-            expect(page.locator("#presenter-state")).to_have_text("following ann", timeout=3000)
+            expect(page.locator("#presenter-state")).to_have_text("following an operator", timeout=3000)
         expect(follower.locator('select[name="kind"]')).to_be_disabled()
         expect(kiosk.locator("nav, #grid-filters")).to_have_count(0)  # no menus, no controls
 

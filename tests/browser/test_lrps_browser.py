@@ -13,8 +13,9 @@ import time
 
 import pytest
 from browser import launch, screenshot
+from convergence import sign_in
 from playwright.sync_api import Page, expect, sync_playwright
-from stack import ADMIN_PASSWORD, LiveStack
+from stack import LiveStack
 
 pytestmark = [pytest.mark.browser, pytest.mark.processes]
 
@@ -27,15 +28,6 @@ def stack():
         yield live
     finally:
         live.stop()
-
-
-def sign_in(page: Page, stack: LiveStack, then: str) -> None:
-    page.goto(stack.url + "admin/login/?next=/" + then)
-    page.fill("#id_username", "admin")
-    page.fill("#id_password", ADMIN_PASSWORD)
-    page.click("input[type=submit]")
-    page.wait_for_url(re.compile(re.escape(then) + "$"))
-    expect(page.locator("body")).to_have_attribute("data-ws", "open", timeout=15_000)
 
 
 def instance(page: Page, ident: str, presence: str = "ORDINARY"):  # type: ignore[no-untyped-def]
@@ -80,7 +72,7 @@ def test_t11_scale_from_the_dashboard_adds_two_blocks_and_an_audit_entry(stack: 
         page.locator("#feed-details > summary").click()
         expect(page.locator('#feed-list .feed-row[data-type="desired_lrp_update"]')).to_contain_text(
             "instances 3 → 5", timeout=10_000)
-        expect(page.locator('#feed-list .feed-row[data-type="desired_lrp_update"]')).to_contain_text("by admin")
+        expect(page.locator('#feed-list .feed-row[data-type="desired_lrp_update"]')).to_contain_text("by an operator")
         # M2: paused, the feed holds new rows back and says how many there are.
         page.get_by_role("button", name="Pause feed").click()
         page.locator("button[name=action][value=pause]").click()

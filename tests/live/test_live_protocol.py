@@ -309,3 +309,33 @@ async def test_a_resync_of_a_page_of_an_older_world_sends_the_epoch_not_the_new_
         received += await communicator.receive_from(timeout=5)
     assert 'id="zone-z1"' not in received and 'data-cell-id="cell-0"' not in received
     await communicator.disconnect()
+
+
+@pytest.mark.asyncio
+async def test_a_ticks_frames_leave_together_once_its_roll_call_is_complete(monkeypatch, settings) -> None:  # type: ignore[no-untyped-def]
+    """dashboard.md L3: a tick's frames carry its roll-call (the groups it sent to); the
+    consumer sends as soon as every one of its groups in it has arrived, merged, and waits
+    (up to GATHER_S, here made long) while one is missing."""
+    from auction.live import consumers
+
+    monkeypatch.setattr(consumers, "GATHER_S", 30.0)
+    # Only this test's frames: a real coalescer tick would number zone.z1 past them.
+    settings.LIVE_COALESCER_IN_PROCESS = False
+    await sync_to_async(_cells)(4, zones=2)
+    communicator, _ = await _connect("/ws/live/?view=grid&mode=full")
+    layer = get_channel_layer()
+    seq = {t: await sync_to_async(group_seq)(t) for t in ("tray", "zone.z1")}
+
+    def frame(topic: str, n: int, html: str, roll: list) -> dict:
+        return {"type": "live.frame", "topic": topic, "seq": seq[topic] + n, "part": 0, "parts": 1,
+                "data": html.encode(), "tick": roll}
+
+    # Tick 7 sent to tray, zone.z1 and a group this page did not join: two are ours.
+    roll = [7, ["tray", "w-not-ours", "zone.z1"]]
+    await layer.group_send("w.main.tray", frame("tray", 1, "<aside id='tray'>7</aside>", roll))
+    # zone.z1's frame is still missing: tick 7's tray does not leave alone.
+    assert await communicator.receive_nothing(timeout=1)
+    await layer.group_send("w.main.zone.z1", frame("zone.z1", 1, "<section id='zone-z1'>7</section>", roll))
+    merged = await communicator.receive_from(timeout=5)  # long before GATHER_S
+    assert "<aside id='tray'>7</aside>" in merged and "<section id='zone-z1'>7</section>" in merged
+    await communicator.disconnect()

@@ -35,21 +35,25 @@ REQUESTS = [0, 0]
 
 KNOWN = ["lrp-a", "lrp-b", "task-c", "cell-1", "cell-2", "z1", "z2", "cf-apps", "0", "1", "3",
          "never", "120", "pause", "resume", "step", "speed", "bump", "expire", "spec", "go",
-         "seed-example", "crash", "scale", "cell_fail", "zone_fail", "take", "release"]
+         "seed-example", "crash", "scale", "cell_fail", "zone_fail", "take", "release",
+         "fail_zone zone=z2", "scale process_guid=lrp-a instances=4", "4096"]
 value = st.sampled_from(KNOWN) | text
 # {placeholder} → a known value; {run} is the auction this test's database holds.
 PAGES = ["/", "/grid/", "/present/", "/kiosk/", "/lrps/", "/events/", "/auctions/",
          "/auctions/{run}/", "/auctions/{run}/cells/", "/panel/instance/{guid}/{index}/",
-         "/panel/task/{task}/", "/panel/cell/{cell}/", "/compare/", "/otto/"]
+         "/panel/task/{task}/", "/panel/cell/{cell}/", "/compare/", "/otto/", "/plans/",
+         "/plans/capacity/", "/plans/zone-loss/", "/plans/{plan}/", "/plans/{plan}/report/"]
 QUERY = ["mode", "zone", "app", "domain", "state", "cell", "kind", "q", "view", "follow", "token",
          "step", "page", "type", "auction", "scenario", "seed", "t", "strategies", "objective.f",
-         "objective.alpha", "diego.scw", "diego.bpw"]
+         "objective.alpha", "diego.scw", "diego.bpw", "memory_mb", "disk_mb", "rootfs",
+         "placement_tags", "volume_drivers", "base", "changes", "horizon"]
 CONTROLS = ["/controls/clock/", "/controls/chaos/", "/controls/scenario/", "/controls/domain/",
-            "/controls/auction/", "/present/", "/panel/cell/{cell}/{action}/"]
+            "/controls/auction/", "/present/", "/panel/cell/{cell}/{action}/", "/plans/",
+            "/plans/{plan}/apply/", "/plans/{plan}/cancel/"]
 FIELDS = ["action", "speed", "name", "domain", "ttl", "order", "instance", "process_guid",
-          "index", "cell", "zone", "instances", "next", "confirm"]
+          "index", "cell", "zone", "instances", "next", "confirm", "changes", "horizon", "base"]
 DEFAULTS = {"run": None, "guid": "lrp-a", "index": "0", "task": "task-c", "cell": "cell-1",
-            "action": "drain"}
+            "action": "drain", "plan": "1"}
 
 
 @pytest.fixture
@@ -61,7 +65,10 @@ def operator_client(db: None) -> tuple[Client, dict[str, str]]:
     user.user_permissions.add(*Permission.objects.filter(codename__in=["control", "present"]))
     client = Client()
     client.force_login(user)
-    return client, {**DEFAULTS, "run": str(AuctionRun.objects.get().pk)}
+    from auction.services.plans import plan_create
+
+    plan = plan_create({"changes": [{"action": "fail_zone", "zone": "z2"}], "horizon_s": 60})
+    return client, {**DEFAULTS, "run": str(AuctionRun.objects.get().pk), "plan": str(plan.pk)}
 
 
 def _url(template: str, slots: dict[str, str]) -> str:

@@ -63,7 +63,7 @@ def test_instance_facts_and_zone_spread(client, seeded: AuctionRun) -> None:  # 
     shown = facts(page)
     assert shown | {"instance": ""} == {
         "guid": "lrp-b", "instance": "", "index": "0", "state": "CLAIMED", "presence": "ORDINARY",
-        "cell": seeded.placements["lrp-b.0"], "since": "0.0 s", "crashes": "0", "placement error": "none"}
+        "cell": seeded.placements["lrp-b.0"], "since": "0:00:00.0", "crashes": "0", "placement error": "none"}
     assert page.find("p", class_="spread").text.startswith("Zone spread of lrp-b: z1 1 · z2 1")
     assert "skew 0" in page.find("p", class_="spread").text
 
@@ -203,3 +203,30 @@ def test_other_strategies_show_their_own_rule(client, strategy: str) -> None:  #
     step = parse(client.get(f"/auctions/{run.pk}/?step={run.order.index('lrp-a.1') + 1}").content)
     assert step.find("p", class_="rule").text.startswith("Rule: ")
     assert step.find("tr", class_="winner").attrs["data-cell"] == run.placements["lrp-a.1"]
+
+
+def test_oversized_app_gets_an_honest_change_and_a_crashed_instance_its_restart(client) -> None:  # type: ignore[no-untyped-def]
+    """dashboard.md G9: an app larger than every cell is told to add a cell, not to free
+    more than a cell holds; a crashed instance shows its crashes and next restart (bbs.md 3)
+    and no stale "Why here"."""
+    from auction.services.cells import actual_lrp_crash
+
+    scenario_load("seed-example")
+    clock_reset(0.0, paused=True)
+    auctioneer_run()
+    desired_lrp_desire({"process_guid": "huge", "domain": "cf-apps", "instances": 1, "memory_mb": 20_000})
+    auctioneer_run()
+    section = panel(client, "/panel/instance/huge/0/").find("section", class_="unplaced")
+    smallest = section.find("p", class_="smallest-change").text
+    assert smallest.startswith("Smallest change that fits: add a cell of >= 20") and "cflinuxfs4" in smallest
+    rows = [r.text for r in section.find_all("tr", data_cell=True)]
+    assert rows and all("never fits" in text and "8192 MB in all" in text for text in rows)
+
+    for _ in range(3):  # the 1st and 2nd crash restart at once (placed again); the 3rd waits
+        actual_lrp_crash("lrp-a", 0)
+        auctioneer_run()
+    page = panel(client, "/panel/instance/lrp-a/0/")
+    crash = page.find("section", class_="crash-history")
+    assert crash is not None and "3 crashes" in crash.text and "Next restart" in crash.text
+    assert len(crash.find_all("li")) == 3
+    assert "Why here" not in page.text

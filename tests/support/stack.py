@@ -144,10 +144,13 @@ class LiveStack:
     def run_module(self, module: str) -> None:
         subprocess.run([sys.executable, "-m", module], cwd=ROOT, env=self.env, check=True, timeout=60)
 
-    def start_worker(self, name: str = "worker") -> subprocess.Popen[bytes]:
+    def start_worker(self, name: str = "worker", queue: str = "celery",
+                     concurrency: int = 4) -> subprocess.Popen[bytes]:
+        """A Celery worker as the Procfile starts it: queue ``celery`` (clock, auctions) or
+        ``callbacks`` (task completion callbacks, bbs.md 7.1)."""
         return self.spawn(name, "-m", "celery", "-A", "diego_web", "worker", "-l", "warning",
-                          "--pool=threads", "--concurrency=4", "--without-gossip",
-                          "--without-mingle", f"--hostname={name}@%h")
+                          "-Q", queue, "--pool=threads", f"--concurrency={concurrency}",
+                          "--without-gossip", "--without-mingle", f"--hostname={name}@%h")
 
     def start_beat(self, name: str = "beat") -> subprocess.Popen[bytes]:
         return self.spawn(name, "-m", "celery", "-A", "diego_web", "beat", "-l", "warning",

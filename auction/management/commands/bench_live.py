@@ -72,6 +72,8 @@ class Command(BaseCommand):
         parser.add_argument("--placements", type=int, default=10_000)
         parser.add_argument("--viewers", type=int, default=200)
         parser.add_argument("--only", default="", help="comma-separated: latency, first_view, burst, viewers, lrps")
+        parser.add_argument("--plain-daphne", action="store_true",
+                            help="serve with plain daphne (no websocket compression), for before/after figures")
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["inner"]:
@@ -100,7 +102,7 @@ def outer(options: dict[str, Any]) -> str:
                                       stdout=log, stderr=log))
         subprocess.run([python, "-m", "diego_web.wait_for_redis"], cwd=ROOT, env=env, check=True)
         procs.append(subprocess.Popen(
-            [str(Path(python).parent / "daphne"), "-b", "127.0.0.1", "-p", str(port),
+            [python, "-m", "daphne" if options["plain_daphne"] else "diego_web.serve", "-b", "127.0.0.1", "-p", str(port),
              "diego_web.asgi:application"], cwd=ROOT, env=env, stdout=log, stderr=log))
         url = f"http://127.0.0.1:{port}"
         _wait_http(url + "/grid/")

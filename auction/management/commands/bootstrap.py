@@ -36,10 +36,10 @@ class Command(BaseCommand):
                 set_trigger_suppressed(previous)
             self.stdout.write(f"seeded the demo cluster: scenario {DEFAULT_SCENARIO}")
         password_line = self._ensure_admin()
-        bar = "=" * 64
         self.stdout.write(
-            f"\n{bar}\n diego-web is starting: {options['url']}\n"
-            f" admin:   {options['url']}admin/  user admin, {password_line}\n{bar}\n"
+            f"    open:  {options['url']}\n"
+            f"    admin: {options['url']}admin/  user admin, {password_line}\n"
+            f"    lost the password?  python manage.py changepassword admin\n"
         )
 
     def _ensure_admin(self) -> str:
@@ -58,4 +58,4 @@ class Command(BaseCommand):
             user.set_password(wanted)
             user.save(update_fields=["password"])
             return "password from DIEGO_ADMIN_PASSWORD"
-        return "password as printed at first start (or set DIEGO_ADMIN_PASSWORD)"
+        return "password as printed at first start (or DIEGO_ADMIN_PASSWORD)"

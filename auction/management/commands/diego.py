@@ -11,6 +11,7 @@
     manage.py diego auction [--go-compat on|off] [--strategy S]   # the auctioneer's settings
     manage.py diego advance        # advance reps and convergence to the clock's now, run auctions
     manage.py diego dump [--no-events]   # the live cluster as cfdot prints one (JSON Lines)
+    manage.py diego dump --dir DIR       # one file per cfdot command (import_cfdot reads them back)
 """
 
 from __future__ import annotations
@@ -108,6 +109,7 @@ class Command(BaseCommand):
         verbs.add_parser("advance")
         dump = verbs.add_parser("dump", help="print the live cluster as cfdot does (JSON Lines)")
         dump.add_argument("--no-events", action="store_true")
+        dump.add_argument("--dir", help="write one file per cfdot command into DIR (no events)")
         auction = verbs.add_parser("auction", help="show or change the auctioneer's settings")
         auction.add_argument("--go-compat", choices=("on", "off"),
                              help="Go-compatibility mode (auction.md 2.1)")
@@ -153,8 +155,11 @@ class Command(BaseCommand):
                 "memory_mb": o["memory"], "disk_mb": o["disk"], "start_delay_s": o["start_delay"],
                 "rootfs": o["rootfs"]},
                 source=source)
+            # One line saying what was done (issue 16: a success is not silent).
+            self.stdout.write(f"desired {o['guid']}: {o['instances']} x {o['memory']} MB in domain {o['domain']}")
         elif verb == "domain":
             domains.domain_upsert(o["name"], o["ttl"], source=source)
+            self.stdout.write(f"domain {o['name']} fresh for {o['ttl']:g} s")
         elif verb == "clock":
             if o["speed"] is not None:
                 clock.clock_set_speed(o["speed"])
@@ -181,12 +186,37 @@ class Command(BaseCommand):
             from auction.services.store import DbStore
             from auction.sim.cfdot import dump_lines
 
-            for line in dump_lines(DbStore().cluster_view(), events=not o["no_events"]):
+            view = DbStore().cluster_view()
+            if o["dir"]:
+                self._dump_dir(view, o["dir"])
+                return
+            for line in dump_lines(view, events=not o["no_events"]):
                 self.stdout.write(line)
         elif verb == "advance":
             report = sim_advance()
             placed = sum(s.placed for s in auctioneer_run("cli"))
             self.stdout.write(f"advanced to {report.now if report else '?'}; placed {placed}")
+
+    def _dump_dir(self, view: Any, directory: str) -> None:
+        from pathlib import Path
+
+        from auction.sim.cfdot import COMMAND_FILES, dump_records
+
+        target = Path(directory)
+        try:
+            target.mkdir(parents=True, exist_ok=True)
+            handles = {c: open(target / name, "w", encoding="utf-8") for c, name in COMMAND_FILES.items()}
+        except OSError as exc:
+            raise CommandError(f"{directory}: {exc.strerror}") from None
+        counts = dict.fromkeys(COMMAND_FILES, 0)
+        try:
+            for command, line in dump_records(view):
+                handles[command].write(line + "\n")
+                counts[command] += 1
+        finally:
+            for handle in handles.values():
+                handle.close()
+        self.stdout.write(", ".join(f"{COMMAND_FILES[c]}: {n}" for c, n in counts.items()))
 
     def _status(self, *, as_json: bool, details: bool = False) -> None:
         view = clock_view()
