@@ -90,15 +90,23 @@
       return;
     }
   });
+  // A frame that redraws the focused element (a block, a chip, a control) must not drop the
+  // keyboard reader's place: remember it by its hooks and focus the element drawn in its place.
+  var HOOKS = ["id", "data-instance", "data-task", "data-cell-id"];
   document.addEventListener("htmx:wsBeforeMessage", function () {
     var a = document.activeElement;
-    focusedId = a && a !== document.body && a.id ? a.id : null;
+    focusedId = null;
+    if (!a || a === document.body) return;
+    for (var i = 0; i < HOOKS.length; i++) {
+      var value = a.getAttribute(HOOKS[i]);
+      if (value) { focusedId = "[" + HOOKS[i] + '="' + CSS.escape(value) + '"]'; return; }
+    }
   });
   function keepFocus() {
     if (!focusedId) return;
     var a = document.activeElement;
     if (a && a !== document.body && a.isConnected) return;
-    var again = document.getElementById(focusedId);
+    var again = document.querySelector(focusedId);
     if (again) again.focus({ preventScroll: true });
   }
   document.addEventListener("htmx:wsAfterMessage", function () {
