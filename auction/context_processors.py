@@ -39,6 +39,8 @@ def presenting(request: HttpRequest) -> dict[str, Any]:
         "presenter_page": presenter_page,
         "can_present": lambda: bool(user.is_authenticated and user.has_perm(PERMISSION)),
         "kiosk_mode": lambda: bool(token) and kiosk_token_valid(token),
+        # An operator's second screen stays where it is, whoever presents (C5).
+        "no_follow": request.GET.get("follow") == "0",
     }
 
 

@@ -240,6 +240,10 @@ CHANNEL_LAYERS = {
 CELERY_BROKER_URL = _redis.celery(DB_BROKER)
 CELERY_RESULT_BACKEND = _redis.celery_backend(DB_RESULTS)
 CELERY_TIMEZONE = TIME_ZONE
+# JSON only, never pickle: a message can carry no code, whoever runs the worker.
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
 CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message to redeliver
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

@@ -199,6 +199,7 @@ class Coalescer:
             for topic in unwatched:
                 self.feed_sent.pop(topic, None)
         pieces: dict[str, list[str]] = defaultdict(list)
+        published: dict[str, list[str]] = defaultdict(list)  # rendered by their publishers
         messages: list[tuple[str, dict[str, Any]]] = []
         for prefix, args in by_prefix.items():
             if prefix in ("html", "msg"):
@@ -210,6 +211,7 @@ class Coalescer:
                     topic = arg.split("|", 1)[0]
                     if prefix == "html":
                         pieces[topic].append(value)
+                        published[topic].append(value)
                     else:
                         messages.append((topic, json.loads(value)))
                 continue
@@ -243,12 +245,15 @@ class Coalescer:
         # Frames carry the world epoch they were rendered in: a consumer never gives a page
         # drawn for one world the cells of another (it sends the new epoch instead, and
         # the page reloads). A tick that straddled a new epoch may have read some of either
-        # world: it is stamped with the new one and rendered again at the next tick.
+        # world: what it rendered is not sent at all (a page already drawn for the new
+        # world would be given the old world's cells) and is rendered again at the next
+        # tick; only what publishers rendered themselves goes, stamped with the new epoch.
         if taken:
             after = world_epoch()
             if after != epoch:
                 mark_dirty(*(k for k in taken if not k.startswith(("html:", "msg:"))))
                 epoch = after
+                pieces = published
         for topic, htmls in sorted(pieces.items()):
             result.frames += numbered_frames(client, topic, SEP.join(htmls), epoch)
         if pieces:

@@ -107,6 +107,8 @@ class PresentEverywhereTests(LiveBrowserCase):
             step(path, lambda name=name: presenter.get_by_role("link", name=name, exact=True).first.click(),
                  lambda p, path=path: expect(p).to_have_url(re.compile(re.escape(path)), timeout=3000))
             expect(kiosk.locator(".topbar nav, #controls")).to_have_count(0)  # a wall screen: no menus on any page
+            if path == "/lrps/":  # nor buttons: a wall is not operated (C6)
+                expect(kiosk.locator("button.expand").first).to_be_hidden()
             assert "token=" in kiosk.url
             self.shot(kiosk, f"present-kiosk-{path.strip('/')}")
         # A filter on a server-filtered page (the history) is a new page for followers.
@@ -121,6 +123,9 @@ class PresentEverywhereTests(LiveBrowserCase):
         step("replay step", lambda: presenter.keyboard.press("ArrowRight"),
              lambda p: expect(p.locator("#replay .replay-state")).to_have_attribute("data-step", "2", timeout=2000))
         self.shot(follower, "present-follower-replay")
+        expect(kiosk.locator(".step-label")).to_be_visible()  # the kiosk says the step, offers no controls (C6)
+        expect(kiosk.locator('[data-replay="step"]')).to_be_hidden()
+        self.shot(kiosk, "present-kiosk-replay")
 
         # Scroll on a long page (the history).
         presenter.goto(self.live_server_url + "/events/")

@@ -57,3 +57,26 @@ def test_bootstrap_names_changepassword_and_cli_confirms_in_one_line(monkeypatch
     out = io.StringIO()
     call_command("diego", "domain", "cf-apps", "120", stdout=out)
     assert out.getvalue().strip() == "domain cf-apps fresh for 120 s"
+
+
+def test_celery_root_warning_left_out_only_when_quiet() -> None:
+    """dashboard.md S5: Celery's "superuser privileges" warning is left out of a quiet run
+    (its workers accept JSON only) and shown with DIEGO_VERBOSE=1."""
+    import os
+    import subprocess
+    import sys
+
+    from django.conf import settings
+
+    assert settings.CELERY_ACCEPT_CONTENT == ["json"]
+    code = ("import warnings, diego_web.celery\n"
+            "from celery.exceptions import SecurityWarning\n"
+            "warnings.warn(SecurityWarning('running the worker with superuser privileges'))\n")
+    env = {k: v for k, v in os.environ.items() if k != "DIEGO_CELERY_QUIET"}
+
+    def stderr(extra: dict[str, str]) -> str:
+        return subprocess.run([sys.executable, "-W", "default", "-c", code], env={**env, **extra},
+                              capture_output=True, text=True, check=True, timeout=60).stderr
+
+    assert "superuser" not in stderr({"DIEGO_CELERY_QUIET": "--quiet"})
+    assert "superuser" in stderr({})

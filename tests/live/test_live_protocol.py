@@ -269,11 +269,14 @@ async def test_another_worlds_frame_never_reaches_a_page_it_sends_the_epoch_inst
 
 @pytest.mark.django_db(transaction=True)
 def test_frames_carry_the_epoch_they_were_rendered_in(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """A tick's frames are stamped with the world epoch; a tick that straddled a new epoch is
-    stamped with the new one and its keys are rendered again at the next tick."""
+    """dashboard.md L1 (the world epoch): a tick's frames are stamped with the world epoch;
+    what a tick that straddled a new epoch rendered is not sent (either world's cells may be
+    in it) and is rendered again at the next tick; what publishers rendered themselves goes,
+    stamped with the new epoch."""
     import auction.selectors.clock as clock_selectors
     from auction.live.coalescer import Coalescer, take_dirty
-    from auction.live.publish import mark_dirty, state_redis
+    from auction.live.groups import group
+    from auction.live.publish import mark_dirty, publish_html, state_redis
 
     _cells(2, zones=1)
     take_dirty(state_redis())
@@ -283,8 +286,11 @@ def test_frames_carry_the_epoch_they_were_rendered_in(monkeypatch) -> None:  # t
     epochs = iter((7, 8))
     monkeypatch.setattr(clock_selectors, "world_epoch", lambda: next(epochs))
     mark_dirty("cell:cell-0")
+    publish_html(group("presenter"), '<div id="presenter" hx-swap-oob="true">own</div>')
     tick = Coalescer(only_watched=False).tick()
+    sent = b"".join(m["data"] for _, m in tick.frames if m.get("type") == "live.frame")
     assert {m["epoch"] for _, m in tick.frames} == {8}
+    assert b">own<" in sent and b"cell-0" not in sent
     assert {"cell:cell-0"} <= take_dirty(state_redis())
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import urllib.parse
 import urllib.request
 
 from playwright.sync_api import BrowserContext, Page, expect
@@ -36,6 +37,11 @@ HOOKS_JS = """(skip) => {
 
 
 
+# A follower's controls are disabled while it follows (dashboard.md C5): the page's own
+# state, not the cluster's, so never compared with a fresh load.
+FOLLOWING = {"data-follow-off", "data-follow-title"}
+
+
 def hooks(page: Page, excluded: set[str], skip: str = "") -> list[str]:
     """The page's data hooks, less the ``excluded`` attributes and elements inside ``skip``
     (a CSS selector; nothing is skipped by default: the /events/ history is live too)."""
@@ -50,7 +56,9 @@ def hooks(page: Page, excluded: set[str], skip: str = "") -> list[str]:
             page.wait_for_load_state()
     for item in items:
         tag, ident, data = json.loads(item)
-        out.append(json.dumps([tag, ident, {k: v for k, v in data.items() if k not in excluded}]))
+        kept = {k: v for k, v in data.items() if k not in excluded and k not in FOLLOWING}
+        if ident or kept:  # an element hooked only by what is left out says nothing
+            out.append(json.dumps([tag, ident, kept]))
     return sorted(out)
 
 
@@ -98,11 +106,13 @@ def time_varying(context: BrowserContext, urls: list[str]) -> set[str]:
     return names
 
 
-def sign_in(page: Page, stack: LiveStack, then: str, base: str = "") -> None:
-    """Signed in as the stack's admin, then on ``then`` (at ``base``, the stack's URL by default)."""
-    page.goto((base or stack.url) + "admin/login/?next=/" + then)
-    page.fill("#id_username", "admin")
-    page.fill("#id_password", ADMIN_PASSWORD)
+def sign_in(page: Page, stack: LiveStack, then: str, base: str = "",
+            user: str = "admin", password: str = ADMIN_PASSWORD) -> None:
+    """Signed in (as the stack's admin by default), then on ``then`` (at ``base``, the
+    stack's URL by default)."""
+    page.goto((base or stack.url) + "admin/login/?next=/" + urllib.parse.quote(then, safe="/"))
+    page.fill("#id_username", user)
+    page.fill("#id_password", password)
     page.click("input[type=submit]")
     page.wait_for_url(re.compile(re.escape(then) + "$"))
     expect(page.locator("body")).to_have_attribute("data-ws", "open", timeout=15_000)
