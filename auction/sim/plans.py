@@ -11,6 +11,8 @@ worlds at the horizon (``PlanResult``).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import shlex
 from collections import Counter
@@ -397,15 +399,28 @@ def run_plan(base: World, changes: Sequence[Change], horizon: float = DEFAULT_HO
 def run_plan_worlds(plan: World, baseline: World, changes: Sequence[Change],
                     horizon: float = DEFAULT_HORIZON_S, *, progress: Callable[[float], None] | None = None,
                     cancelled: Callable[[], bool] | None = None, steps: int = STEPS,
-                    sample: bool = True) -> PlanRun:
+                    sample: bool = True,
+                    replays: Callable[[dict[str, Any]], bool] | None = None) -> PlanRun:
     """Run two identical fresh worlds (two clones of one base) as the plan and the baseline.
 
     Each change is applied at ``base.now + at`` after everything else due at that instant
     (the base is already handled to its now); the changes of one instant all land before
     the world reacts to any of them. ``sample`` records both worlds' spread after every
     step (the report card's line); without it only at the start and the horizon.
+    ``replays`` is handed each of the plan's auctions' replay records (plans.md 1.7)
+    while it answers True.
     """
     check_references(plan.cells, {c.zone for c in plan.cells.values()}, plan.apps, changes)
+    plan.replay_sink = replays
+    try:
+        return _run_worlds(plan, baseline, changes, horizon, progress, cancelled, steps, sample)
+    finally:
+        plan.replay_sink = None
+
+
+def _run_worlds(plan: World, baseline: World, changes: Sequence[Change], horizon: float,
+                progress: Callable[[float], None] | None, cancelled: Callable[[], bool] | None,
+                steps: int, sample: bool) -> PlanRun:
     start = plan.now
     run = PlanRun(start, horizon, list(changes), plan, baseline,
                   plan_auctions_before=len(plan.auctions), plan_passes_before=len(plan.passes))
@@ -578,6 +593,14 @@ def plan_result(run: PlanRun) -> dict[str, Any]:
         "series": {"plan": [[s.at, s.distribution, s.worst_skew] for s in run.plan_series],
                    "baseline": [[s.at, s.distribution, s.worst_skew] for s in run.baseline_series]},
     }
+
+
+def zone_loss_fingerprint(epoch: Any, cells: Iterable[Sequence[Any]], apps: Iterable[Sequence[Any]]) -> str:
+    """The world a zone-loss answer is for, as text every process computes alike (a
+    Python ``hash`` of text differs from process to process)."""
+    digest = hashlib.sha256(json.dumps([epoch, [list(c) for c in cells], [list(a) for a in apps]],
+                                       separators=(",", ":"), default=str).encode())
+    return digest.hexdigest()
 
 
 #: Zone loss (plans.md 2.2): two convergence passes plus the presence lapse.
