@@ -39,6 +39,10 @@ MAX_ADDED_CELLS = 1000
 #: Steps of a run: progress is reported and cancellation looked at after each, and the
 #: report card's spread line gets one point per step (plus instant 0).
 STEPS = 60
+#: The result lists this many of the plan's auctions, one summary line each, and counts
+#: them all (``auctions_total``): a long horizon on a crash-heavy foundation runs tens of
+#: thousands (plans.md 1.4).
+AUCTION_LINES = 2000
 
 #: A plan's change name -> (the chaos registry's action, plan field -> action field).
 CHAOS_CHANGES: dict[str, tuple[str, dict[str, str]]] = {
@@ -575,9 +579,10 @@ def plan_result(run: PlanRun) -> dict[str, Any]:
              if (g, i) in base_cells and base_cells[(g, i)] != cell]
     stopped = [{"instance": f"{g}.{i}", "cell": cell} for (g, i), cell in sorted(base_cells.items())
                if (g, i) not in plan_cells and (g not in plan.apps or i >= plan.apps[g].instances)]
+    ran = plan.auctions[run.plan_auctions_before:]
     auctions = [{"at": a.at, "items": a.items, "placed": len(a.placed), "failed": len(a.failures),
                  "failures": dict(Counter(a.failures.values()))}
-                for a in plan.auctions[run.plan_auctions_before:]]
+                for a in ran[:AUCTION_LINES]]
     passes = [{"at": at, "metrics": metrics} for at, metrics in plan.passes[run.plan_passes_before:]]
     return {
         "base_now": run.base_now, "horizon_s": run.horizon,
@@ -587,7 +592,7 @@ def plan_result(run: PlanRun) -> dict[str, Any]:
         "time_to_converge": planned["time_to_converge"],
         "zones": planned["zones"], "zone_skew": planned["zone_skew"],
         "warnings": planned["warnings"],
-        "auctions": auctions, "passes": passes,
+        "auctions": auctions, "auctions_total": len(ran), "passes": passes,
         "baseline": {k: base[k] for k in ("placed", "unplaced", "time_to_converge", "zones",
                                           "zone_skew", "warnings")},
         "series": {"plan": [[s.at, s.distribution, s.worst_skew] for s in run.plan_series],

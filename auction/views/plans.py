@@ -120,6 +120,7 @@ def _context(request: HttpRequest, plan: Plan) -> dict[str, Any]:
         rows = _rows(result)
         context.update(result=result, rows=rows[:200], more_rows=max(len(rows) - 200, 0),
                        auction_rows=_auction_rows(plan, result),
+                       auctions_total=result.get("auctions_total", len(result.get("auctions", []))),
                        zones=rows[0]["zones"] if rows else [],
                        zone_table=[(z, v, result["baseline"]["zones"].get(z, {}))
                                    for z, v in result["zones"].items()],

@@ -68,3 +68,11 @@ def test_the_sink_stops_asking_once_full_plans_md_1_7() -> None:
     assert len(sink.kept) == 3 and sink.summary()["stopped_by"] == "count"
     tiny = PlanReplays(count=10, full=0, budget=10)
     assert tiny(dict(record)) is False and tiny.kept == [] and tiny.stopped_by == "bytes"
+
+
+def test_the_result_lists_a_bounded_number_of_auction_lines_plans_md_1_4(placed, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from auction.sim import plans as core_plans
+
+    monkeypatch.setattr(core_plans, "AUCTION_LINES", 2)
+    plan = plan_create({"changes": CHANGES, "horizon_s": 300})
+    assert len(plan.result["auctions"]) == 2 and plan.result["auctions_total"] >= 3
