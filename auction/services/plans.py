@@ -292,6 +292,7 @@ class PlanReplays:
 
     def summary(self) -> dict[str, Any]:
         return {"kept": len(self.kept), "limit": self.count, "full": min(self.full, len(self.kept)),
+                "full_limit": self.full,
                 "bytes": self.bytes, "byte_limit": self.budget, "stopped_by": self.stopped_by}
 
 

@@ -157,11 +157,12 @@ def _plan_auction(plan_id: int, number: int) -> tuple[Plan, Any]:
 def plan_auction(request: HttpRequest, plan_id: int, number: int) -> HttpResponse:
     """One auction the plan ran, in the live auctions' own replay (plans.md 1.7)."""
     plan, run = _plan_auction(plan_id, number)
-    total = len((plan.result or {}).get("auctions") or ())
+    total = (plan.result or {}).get("auctions_total", len((plan.result or {}).get("auctions") or ()))
     return auction_views.replay_page(
         request, run, {"replay": reverse("plan-auction", args=(plan.pk, number)),
                        "cells": reverse("plan-auction-cells", args=(plan.pk, number))},
         prediction={"plan_id": plan.pk, "number": number, "total": total, "base": plan.base,
+                    "full": ((plan.result or {}).get("replays") or {}).get("full_limit"),
                     "plan_url": reverse("plan", args=(plan.pk,))})
 
 

@@ -206,3 +206,37 @@ def test_the_zone_loss_fingerprint_is_the_same_in_every_process_plans_md_2_2() -
                              env={"PYTHONHASHSEED": seed, "PATH": ""}, cwd=str(ROOT)).stdout
               for seed in ("1", "2")}
     assert len(prints) == 1 and len(prints.pop().strip()) == 64
+
+
+def test_a_plans_big_auction_pages_its_cells_as_a_live_one_plans_md_1_7(placed, operator_client, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """dashboard.md A8 on a plan's auction: the top rows, then the cells 50 a page, asked
+    of the plan's own cell pages."""
+    from auction.selectors import auctions as selectors
+
+    monkeypatch.setattr(selectors, "BIG_CELLS", 2)
+    monkeypatch.setattr(selectors, "PAGE_ROWS", 3)
+    response = operator_client.post("/plans/", {"changes": "scale process_guid=lrp-a instances=5\n", "horizon": "300"})
+    plan = Plan.objects.get()
+    step = parse(operator_client.get(f"/plans/{plan.pk}/auctions/1/?step=1").content.decode())
+    button = step.find("div", id="cell-pages").find("button")
+    assert button.attrs["hx-get"] == f"/plans/{plan.pk}/auctions/1/cells/?step=1&page=0"
+    first = parse(operator_client.get(button.attrs["hx-get"]).content.decode())
+    assert len(first.find_all("tr", class_="cand")) == 3
+    more = first.find("nav", class_="pager").find("button")
+    assert more.attrs["hx-get"] == f"/plans/{plan.pk}/auctions/1/cells/?step=1&page=1"
+    assert operator_client.get(f"/plans/{plan.pk}/auctions/1/cells/?step=0&page=0").status_code == 400
+    assert response.status_code == 302
+
+
+def test_a_plans_summarised_auction_says_why_it_is_a_summary_plans_md_1_7(placed, operator_client, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from auction.services import plans as service
+
+    monkeypatch.setattr(service, "PLAN_FULL_REPLAYS", 0)
+    operator_client.post("/plans/", {"changes": "scale process_guid=lrp-a instances=5\n", "horizon": "300"})
+    plan = Plan.objects.get()
+    page = parse(operator_client.get(f"/plans/{plan.pk}/").content.decode())
+    assert page.find("tr", data_plan_auction="1").find("span", class_="muted").text == "(summary)"
+    step = parse(operator_client.get(f"/plans/{plan.pk}/auctions/1/?step=1").content.decode())
+    notes = [p.text for p in step.find_all("p", class_="note")]
+    assert any(n.startswith("Summary record (a plan keeps every verdict of its first 0 auctions only)") for n in notes)
+    assert step.find("tr", class_="winner")  # the winner is kept in a summary

@@ -37,7 +37,7 @@ def test_a_plan_keeps_its_first_auctions_the_first_with_every_verdict_plans_md_1
     for k in kept:
         line = plan.result["auctions"][k.number - 1]
         assert (k.started_at, k.record["items"], k.record["placed"]) == (line["at"], line["items"], line["placed"])
-    assert plan.result["replays"] | {"bytes": 0} == {"kept": 2, "limit": 2, "full": 1, "bytes": 0,
+    assert plan.result["replays"] | {"bytes": 0} == {"kept": 2, "limit": 2, "full": 1, "full_limit": 1, "bytes": 0,
                                                      "byte_limit": service.PLAN_REPLAY_BYTES, "stopped_by": "count"}
     assert AuctionRun.objects.count() == live  # never the live cluster's records
     plan.delete()
