@@ -10,6 +10,10 @@ A plan on a small base runs inside the request; a bigger one (more than ``INLINE
 instances, or any named foundation) runs in the Celery worker, or in a thread of this
 process when no broker answers, writing its progress on the ``Plan`` row and stopping
 between two steps when cancelled. Runs take turns (``_RUNS``): one at a time per process.
+A plan keeps its first auctions' replay records, bounded (``PlanReplays``).
+
+The grid's zone-loss answer is kept in the database with its world's fingerprint; on a
+big cluster the web process only asks the worker for a new one (``zone_loss_request``).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import Q
+from django.urls import reverse
 from django.utils import timezone
 
 from auction.bbs.validation import storable_text
@@ -38,6 +43,7 @@ from auction.models import (
     ZoneLossAnswer,
 )
 from auction.selectors.auction_settings import auction_settings_config
+from auction.selectors.auctions import explanation_summary, plan_auction_details
 from auction.selectors.cells import cell_loads, sim_cell
 from auction.selectors.clock import clock_row, sim_now
 from auction.services.audit import audit_record
@@ -274,8 +280,6 @@ class PlanReplays:
         self.stopped_by = ""
 
     def __call__(self, record: dict[str, Any]) -> bool:
-        from auction.selectors.auctions import explanation_summary
-
         if len(self.kept) >= self.full and record.get("explanations"):
             record["explanations"] = [explanation_summary(note) for note in record["explanations"]]
             record["detail"] = "summary"
@@ -361,10 +365,6 @@ def plan_get(plan_id: Any) -> Plan:
 
 def plan_json(plan: Plan) -> dict[str, Any]:
     """A plan for the API; ``auctions`` links each kept auction's replay page (plans.md 1.7)."""
-    from django.urls import reverse
-
-    from auction.selectors.auctions import plan_auction_details
-
     auctions = [{"number": n, "detail": detail, "replay": reverse("plan-auction", args=(plan.pk, n))}
                 for n, detail in plan_auction_details(plan.pk).items()]
     return {"id": plan.pk, "base": plan.base, "changes": plan.changes, "horizon_s": plan.horizon_s,
