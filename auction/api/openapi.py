@@ -161,6 +161,11 @@ _PLAN = _record(
     status={"type": "string", "enum": ["running", "done", "failed", "cancelled"]},
     progress=NUMBER, error=STRING, base_now=_nullable("number"),
     result={"type": ["object", "null"], "description": "plans.md 1.4; null while running."},
+    auctions={**_list(_record(number=INTEGER, detail={"type": "string", "enum": ["full", "summary", "none"]},
+                              replay=STRING)),
+              "description": "The plan's auctions kept for replay (plans.md 1.7): each one's place in "
+                             "result.auctions (from 1), how much of its decision record is kept, and "
+                             "the path of its replay page."},
     applied=BOOLEAN, applied_sim=_nullable("number"),
 )
 _CAPACITY = _record(fits=INTEGER, zones={"type": "object", "additionalProperties": INTEGER},

@@ -12,7 +12,7 @@ from auction.models.otto import (
     OttoOrchestrator,
     OttoTaskCapabilities,
 )
-from auction.models.plans import Plan
+from auction.models.plans import Plan, PlanAuction, ZoneLossAnswer
 from auction.models.records import AuctionRun, AuditEntry, BBSEvent, ConvergenceRun, Counter
 from auction.models.settings import AuctionSettings
 from auction.models.tasks import Task
@@ -22,5 +22,6 @@ from auction.models.work import PendingWork
 __all__ = [
     "ActualLRP", "ApiToken", "AuctionRun", "AuctionSettings", "AuditEntry", "BBSEvent", "Cell", "ConvergenceRun", "Counter",
     "DesiredLRP", "Domain", "Foundation", "KioskToken", "OttoAuction", "OttoBid", "OttoMarket",
-    "OttoOrchestrator", "OttoTaskCapabilities", "PendingWork", "Plan", "SimClock", "Task", "Zone",
+    "OttoOrchestrator", "OttoTaskCapabilities", "PendingWork", "Plan", "PlanAuction", "SimClock", "Task", "Zone",
+    "ZoneLossAnswer",
 ]

@@ -43,3 +43,41 @@ class Plan(models.Model):
 
     def __str__(self) -> str:
         return f"plan {self.pk} on {self.base} ({self.status})"
+
+
+class PlanAuction(models.Model):
+    """One auction a plan's run made, kept for replay like a live one (plans.md 1.7).
+
+    ``record`` holds the fields of an ``AuctionRun`` (``auction.sim.replay_record``), so
+    the one replay view reads it; ``number`` is its place among the plan's auctions (the
+    result's ``auctions`` list, from 1). Only the first few are kept, within a byte budget.
+    """
+
+    plan = models.ForeignKey(Plan, on_delete=models.CASCADE, related_name="auctions")
+    number = models.IntegerField()
+    started_at = models.FloatField(help_text="Sim seconds at the state fetch.")
+    record = models.JSONField()
+
+    class Meta:
+        ordering = ["plan", "number"]
+        constraints = [models.UniqueConstraint(fields=["plan", "number"], name="plan_auction_number")]
+
+    def __str__(self) -> str:
+        return f"plan {self.plan_id} auction {self.number}"
+
+
+class ZoneLossAnswer(models.Model):
+    """The last N-1 answer per base (plans.md 2.2), with the fingerprint of the world it
+    answers for; kept in the database so every web process and the worker share it.
+
+    ``computing_since`` is set while the worker works one out: one computation at a time.
+    """
+
+    base = models.CharField(max_length=128, unique=True)
+    fingerprint = models.CharField(max_length=64, blank=True, default="")
+    answer = models.JSONField(null=True, blank=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+    computing_since = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"zone loss of {self.base}"

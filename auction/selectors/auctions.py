@@ -16,7 +16,7 @@ from typing import Any
 
 from django.db.models import Q
 
-from auction.models import AuctionRun
+from auction.models import AuctionRun, PlanAuction
 from auction.templatetags.diego_format import format_score
 
 LIST_LIMIT = 200  # A1, L6
@@ -289,6 +289,23 @@ def auction_list(limit: int = LIST_LIMIT) -> list[dict[str, Any]]:
 
 def auction_get(run_id: int) -> AuctionRun | None:
     return AuctionRun.objects.filter(pk=run_id).first()
+
+
+def plan_auction_get(plan_id: int, number: int) -> AuctionRun | None:
+    """One auction a plan's run made (plans.md 1.7), as the unsaved ``AuctionRun`` its
+    record describes: the replay reads it exactly as it reads a live one."""
+    record = PlanAuction.objects.filter(plan_id=plan_id, number=number).values_list("record", flat=True).first()
+    if record is None:
+        return None
+    names = {f.name for f in AuctionRun._meta.concrete_fields} - {"id"}
+    return AuctionRun(**{k: v for k, v in record.items() if k in names})
+
+
+def plan_auction_details(plan_id: int) -> dict[int, str]:
+    """The numbers of the plan's kept auctions, each with how much of its decision
+    record is kept (full, summary or none), without reading the records."""
+    return dict(PlanAuction.objects.filter(plan_id=plan_id).order_by("number")
+                .values_list("number", "record__detail"))
 
 
 def step_bounds(run: AuctionRun) -> int:

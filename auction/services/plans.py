@@ -10,23 +10,40 @@ A plan on a small base runs inside the request; a bigger one (more than ``INLINE
 instances, or any named foundation) runs in the Celery worker, or in a thread of this
 process when no broker answers, writing its progress on the ``Plan`` row and stopping
 between two steps when cancelled. Runs take turns (``_RUNS``): one at a time per process.
+A plan keeps its first auctions' replay records, bounded (``PlanReplays``).
+
+The grid's zone-loss answer is kept in the database with its world's fingerprint; on a
+big cluster the web process only asks the worker for a new one (``zone_loss_request``).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.models import Q
+from django.urls import reverse
 from django.utils import timezone
 
 from auction.bbs.validation import storable_text
-from auction.models import ActualLRP, Cell, DesiredLRP, Plan, SimClock, Zone
+from auction.models import (
+    ActualLRP,
+    Cell,
+    DesiredLRP,
+    Plan,
+    PlanAuction,
+    SimClock,
+    Zone,
+    ZoneLossAnswer,
+)
 from auction.selectors.auction_settings import auction_settings_config
+from auction.selectors.auctions import explanation_summary, plan_auction_details
 from auction.selectors.cells import cell_loads, sim_cell
 from auction.selectors.clock import clock_row, sim_now
 from auction.services.audit import audit_record
@@ -50,6 +67,7 @@ from auction.sim.plans import (
     plan_result,
     run_plan_worlds,
     zone_loss,
+    zone_loss_fingerprint,
     zone_loss_horizon,
 )
 
@@ -62,7 +80,16 @@ INLINE_ROWS = 5_000
 REPORT_ROWS = 50_000
 #: A plan a process lost (restarted mid-run) is marked failed after this long without progress.
 STALE_S = 600.0
+#: A plan keeps the replay records of its first auctions (plans.md 1.7): the first
+#: ``PLAN_FULL_REPLAYS`` with every verdict, the next ones to ``PLAN_REPLAYS`` with the
+#: summary an older live auction keeps, all within ``PLAN_REPLAY_BYTES`` of JSON (a huge
+#: foundation's cell list alone is megabytes per auction).
+PLAN_REPLAYS = 50
+PLAN_FULL_REPLAYS = 5
+PLAN_REPLAY_BYTES = 8_000_000
 _RUNS = threading.Lock()
+#: A zone-loss claim older than this was lost with its worker; the next ask makes a new one.
+ZONE_LOSS_STALE_S = 300.0
 BODY_MEMBERS = ("base", "changes", "horizon_s")
 
 
@@ -214,12 +241,19 @@ def _run_turn(plan: Plan, changes: list[Change], report: Callable[[float], None]
             worlds = base_worlds(plan.base, 2)
             Plan.objects.filter(pk=plan.pk).update(base_now=worlds[0].now)
             keep_report = report_wanted or len(worlds[0].rows) <= REPORT_ROWS
+            replays = PlanReplays()
             run = run_plan_worlds(worlds[0], worlds[1], changes, plan.horizon_s, progress=progress,
-                                  cancelled=cancelled, sample=keep_report)
+                                  cancelled=cancelled, sample=keep_report, replays=replays)
             result = plan_result(run)
+            result["replays"] = replays.summary()
             html = plan_report_html(run, plan.base) if len(worlds[0].rows) <= REPORT_ROWS else ""
-            Plan.objects.filter(pk=plan.pk).update(status=Plan.Status.DONE, result=result, report=html,
-                                                   progress=1.0, finished_at=timezone.now())
+            with transaction.atomic():
+                PlanAuction.objects.filter(plan_id=plan.pk).delete()
+                PlanAuction.objects.bulk_create(
+                    PlanAuction(plan_id=plan.pk, number=n, started_at=r["started_at"], record=r)
+                    for n, r in enumerate(replays.kept, 1))
+                Plan.objects.filter(pk=plan.pk).update(status=Plan.Status.DONE, result=result, report=html,
+                                                       progress=1.0, finished_at=timezone.now())
             return run
         except PlanCancelled:
             Plan.objects.filter(pk=plan.pk).update(status=Plan.Status.CANCELLED, finished_at=timezone.now())
@@ -231,6 +265,39 @@ def _run_turn(plan: Plan, changes: list[Change], report: Callable[[float], None]
             Plan.objects.filter(pk=plan.pk).update(status=Plan.Status.FAILED, error=f"internal error: {exc}",
                                                    finished_at=timezone.now())
         return None
+
+
+class PlanReplays:
+    """The sink a plan's world hands its auctions' replay records to (plans.md 1.7):
+    keeps them in order within the bounds above, then answers False (no more wanted)."""
+
+    def __init__(self, count: int | None = None, full: int | None = None, budget: int | None = None) -> None:
+        self.count = PLAN_REPLAYS if count is None else count
+        self.full = PLAN_FULL_REPLAYS if full is None else full
+        self.budget = PLAN_REPLAY_BYTES if budget is None else budget
+        self.kept: list[dict[str, Any]] = []
+        self.bytes = 0
+        self.stopped_by = ""
+
+    def __call__(self, record: dict[str, Any]) -> bool:
+        if len(self.kept) >= self.full and record.get("explanations"):
+            record["explanations"] = [explanation_summary(note) for note in record["explanations"]]
+            record["detail"] = "summary"
+        size = len(json.dumps(record, separators=(",", ":")))
+        if self.bytes + size > self.budget:
+            self.stopped_by = "bytes"
+            return False
+        self.kept.append(record)
+        self.bytes += size
+        if len(self.kept) >= self.count:
+            self.stopped_by = "count"
+            return False
+        return True
+
+    def summary(self) -> dict[str, Any]:
+        return {"kept": len(self.kept), "limit": self.count, "full": min(self.full, len(self.kept)),
+                "full_limit": self.full,
+                "bytes": self.bytes, "byte_limit": self.budget, "stopped_by": self.stopped_by}
 
 
 def plan_note(plan_id: int) -> str:
@@ -297,9 +364,12 @@ def plan_get(plan_id: Any) -> Plan:
 
 
 def plan_json(plan: Plan) -> dict[str, Any]:
+    """A plan for the API; ``auctions`` links each kept auction's replay page (plans.md 1.7)."""
+    auctions = [{"number": n, "detail": detail, "replay": reverse("plan-auction", args=(plan.pk, n))}
+                for n, detail in plan_auction_details(plan.pk).items()]
     return {"id": plan.pk, "base": plan.base, "changes": plan.changes, "horizon_s": plan.horizon_s,
             "status": plan.status, "progress": plan.progress, "error": plan.error,
-            "base_now": plan.base_now, "result": plan.result,
+            "base_now": plan.base_now, "result": plan.result, "auctions": auctions,
             "applied": plan.applied_at is not None, "applied_sim": plan.applied_sim}
 
 
@@ -395,68 +465,92 @@ def capacity_answer(raw: Mapping[str, Any]) -> dict[str, Any]:
     return capacity(cells, loads, now, shape, auction_settings_config())
 
 
-@dataclass(slots=True)
-class _ZoneLoss:
-    key: tuple[Any, ...]
-    answer: dict[str, Any]
-
-
-_zone_loss: dict[str, _ZoneLoss] = {}
-
-
-def _live_fingerprint() -> tuple[Any, ...]:
+def _live_fingerprint() -> str:
     """What the zone-loss answer depends on, cheaply: the world epoch, the cells' states
     and the desired instances (not the clock, not every placement)."""
     epoch = SimClock.objects.filter(pk=1).values_list("world_epoch", flat=True).first()
-    cells = tuple(Cell.objects.order_by("cell_id").values_list("cell_id", "state", "memory_mb"))
-    apps = tuple(DesiredLRP.objects.order_by("process_guid").values_list("process_guid", "instances",
-                                                                         "memory_mb"))
-    return (epoch, hash(cells), hash(apps))
+    cells = Cell.objects.order_by("cell_id").values_list("cell_id", "state", "memory_mb")
+    apps = DesiredLRP.objects.order_by("process_guid").values_list("process_guid", "instances", "memory_mb")
+    return zone_loss_fingerprint(epoch, cells, apps)
 
 
-_zone_loss_busy = threading.Lock()
+def _fingerprint(name: str) -> str:
+    if name == "live":
+        return _live_fingerprint()
+    from auction.models import Foundation
+
+    created = Foundation.objects.filter(name=name).values_list("created_at", flat=True).first()
+    return zone_loss_fingerprint(name, [str(created)], [])
 
 
 def zone_loss_chips() -> dict[str, Any] | None:
     """The live answer for the grid header without making the page wait: the kept one
-    when it is current; worked out here on a small cluster; on a big one worked out in
-    a thread (one at a time) while the last answer (or None) is shown."""
+    when it is current; worked out here on a small cluster; on a big one by the Celery
+    worker (``zone_loss_refresh``, one at a time) while the last answer (or None) shows."""
     key = _live_fingerprint()
-    cached = _zone_loss.get("live")
-    if cached is not None and cached.key == key:
-        return cached.answer
+    kept = ZoneLossAnswer.objects.filter(base="live").values("fingerprint", "answer").first()
+    if kept is not None and kept["answer"] is not None and kept["fingerprint"] == key:
+        answer: dict[str, Any] = kept["answer"]
+        return answer
     if ActualLRP.objects.count() <= INLINE_ROWS:
         return zone_loss_answer()
-    if _zone_loss_busy.acquire(blocking=False):
-        def work() -> None:
-            try:
-                zone_loss_answer()
-            except Exception:  # noqa: BLE001 - the chips say "checking" until a later try
-                log.exception("zone loss failed")
-            finally:
-                _zone_loss_busy.release()
-                connection.close()
-
-        threading.Thread(target=work, daemon=True, name="zone-loss").start()
-    return cached.answer if cached is not None else None
+    zone_loss_request()
+    return kept["answer"] if kept is not None else None
 
 
-def zone_loss_answer(base: Any = None) -> dict[str, Any]:
-    """N-1 per zone (plans.md 2.2), kept until the base changes."""
+def zone_loss_request() -> bool:
+    """Ask the worker for the live answer unless it is working one out already (a claim
+    older than ``ZONE_LOSS_STALE_S`` was lost with its worker). True when asked now."""
+    ZoneLossAnswer.objects.get_or_create(base="live")
+    now = timezone.now()
+    claimed = ZoneLossAnswer.objects.filter(
+        Q(computing_since__isnull=True) | Q(computing_since__lt=now - timedelta(seconds=ZONE_LOSS_STALE_S)),
+        base="live").update(computing_since=now)
+    if not claimed:
+        return False
+    transaction.on_commit(lambda: _zone_loss_dispatch(now))
+    return True
+
+
+def _zone_loss_dispatch(claimed_at: Any) -> None:
+    try:
+        from auction.tasks import zone_loss_run
+
+        zone_loss_run.delay()
+    except Exception:  # noqa: BLE001 - no broker: the chips say "checking" until a later ask
+        log.warning("no broker; the zone-loss answer waits for a worker")
+        ZoneLossAnswer.objects.filter(base="live", computing_since=claimed_at).update(computing_since=None)
+
+
+def zone_loss_refresh() -> None:
+    """The worker's body: the live answer worked out and kept with the fingerprint of the
+    world it was read from; the claim released whatever happens."""
+    try:
+        zone_loss_answer(force=True)
+    finally:
+        ZoneLossAnswer.objects.filter(base="live").update(computing_since=None)
+
+
+def zone_loss_answer(base: Any = None, *, force: bool = False) -> dict[str, Any]:
+    """N-1 per zone (plans.md 2.2), kept (in the database: every process reads it) until
+    the base changes."""
     name = _base_name(base)
-    key = _live_fingerprint() if name == "live" else (name,)
-    cached = _zone_loss.get(name)
-    if cached is not None and cached.key == key:
-        return cached.answer
+    key = _fingerprint(name)
+    if not force:
+        kept = ZoneLossAnswer.objects.filter(base=name, fingerprint=key).values_list("answer", flat=True).first()
+        if kept is not None:
+            answer: dict[str, Any] = kept
+            return answer
     view = plans_base(name)
     seed, config = clock_row().seed, auction_settings_config()
     zones = sorted({c.zone for c in view.cells})
-    answer: dict[str, Any] = {"zones": {}, "horizon_s": 0.0, "base_now": view.now}
+    answer = {"zones": {}, "horizon_s": 0.0, "base_now": view.now}
     for zone in zones:
         world = world_from_view(view, config, seed=seed, record_log=False)
         answer["zones"][zone] = zone_loss(world, zone, fresh=True)
         answer["horizon_s"] = zone_loss_horizon(world)
     if not zones:
         answer["horizon_s"] = zone_loss_horizon(world_from_view(view, config, seed=seed, record_log=False))
-    _zone_loss[name] = _ZoneLoss(key, answer)
+    ZoneLossAnswer.objects.update_or_create(base=name, defaults={
+        "fingerprint": key, "answer": answer, "computed_at": timezone.now()})
     return answer

@@ -10,7 +10,6 @@ store. ``phase()`` is one transaction around a read and its apply.
 from __future__ import annotations
 
 import time
-from collections import Counter as Tally
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -20,7 +19,7 @@ from django.db.models import F, Min
 
 from auction.bbs import types as core
 from auction.bbs.changes import RowUpdate
-from auction.engine import AuctionConfig, CellState
+from auction.engine import AuctionConfig
 from auction.live.groups import group
 from auction.live.publish import mark_dirty_after_commit, publish_after_commit
 from auction.models import (
@@ -53,22 +52,21 @@ from auction.services.callbacks import task_callbacks_request
 from auction.services.counters import counters_add
 from auction.services.events import event_record, events_record
 from auction.services.rows import apply_row_ops, apply_task_ops
+from auction.sim import replay_record
 from auction.sim.cfdot import ClusterView
 from auction.sim.changes import ChangeSet
 from auction.sim.model import Load, QueuedWork, SimApp, SimCell, SimTask
+from auction.sim.replay_record import copy_keys, explain_wanted, replay_fields
 from auction.sim.reps import next_evacuation_sync
 from auction.sim.round import RoundInput, RoundRecord
 from auction.sim.scenario import scenario_steps
 
-# Full decision records for replay only when the auction is small enough to keep them:
-# one verdict per (item, cell), at most as many as a 200-item auction over 200 cells.
-EXPLAIN_MAX_VERDICTS = 200 * 200
 # The newest auctions keep every verdict; older ones a summary per item (dashboard.md 2).
 KEEP_FULL_RECORDS = 20
 CHUNK = 500
 # An auction of more items than this is recorded as a summary and a sample (bbs.md 8.1).
-RECORD_ITEMS_MAX = 1000
-RECORD_SAMPLE = 200
+RECORD_ITEMS_MAX = replay_record.RECORD_ITEMS_MAX
+RECORD_SAMPLE = replay_record.RECORD_SAMPLE
 QUEUE_FIELDS = ("kind", "ident", "process_guid", "index", "task_guid", "queued_at", "reason",
                 "carried", "batch_position", "attempts", "last_error")
 
@@ -296,7 +294,7 @@ class DbStore:
         config = self.auction_config()
         return RoundInput(at=at, queue=queue, cells=cells, loads=loads, apps=self._apps(guids),
                           unclaimed=unclaimed, tasks=tasks, config=config,
-                          explain=len(queue) * max(answering, 1) <= EXPLAIN_MAX_VERDICTS)
+                          explain=explain_wanted(len(queue), answering))
 
     def cells(self) -> list[SimCell]:
         return [sim_cell(c) for c in Cell.objects.select_related("zone").select_for_update(of=("self",))]
@@ -517,41 +515,13 @@ def _task_create(spec: SimTask) -> int:
 
 
 def _record_auction(record: RoundRecord) -> int:
-    """The auction's replay record. A mass auction (more than ``RECORD_ITEMS_MAX`` items)
-    is a summary: every failure counted per error, and the first ``RECORD_SAMPLE`` items
-    of its order as the sample the replay steps through (bbs.md 8.1 [project rule])."""
+    """The auction's replay record (``replay_fields``: one rule for the live cluster and a
+    plan's world), with the SUSPECT and EVACUATING copies its batch names read here."""
     from auction.selectors.auctions import explanation_summary
 
-    result = record.result
-    placed = dict(result.placements)
-    lrp_failed = sum(1 for i in result.failures if "." in i)  # task guids hold no dot (bbs.md 7)
-    counts = {"errors": dict(Tally(result.failures.values())), "lrp": lrp_failed,
-              "task": len(result.failures) - lrp_failed}
-    order, failures, batch = result.order, result.failures, record.batch
-    sampled = 0
-    if len(record.batch) > RECORD_ITEMS_MAX:
-        order = order[:RECORD_SAMPLE]
-        sampled = len(order)
-        kept = set(order)
-        failures = {i: e for i, e in result.failures.items() if i in kept}
-        batch = [w for w in record.batch if w.identifier in kept]
-    run = AuctionRun.objects.create(
-        started_at=record.at, wall_started=time.time() - record.wall_seconds,
-        duration_ms=record.wall_seconds * 1000,
-        fetch_ms=record.fetch_seconds * 1000, trigger="queue",
-        strategy=record.config.placement_strategy, go_compat=record.config.go_compat,
-        items=len(record.batch), placed=len(placed), failed=len(result.failures),
-        cells=[_cell_record(s) for s in record.states], order=order, placements=placed,
-        failures=failures, scores={k: v for k, v in result.scores.items() if k in placed},
-        carried_in={w.identifier: w.ref.attempts for w in batch if w.ref.carried},
-        commit={cell: {"accepted": [w.identifier for w in o.accepted],
-                       "rejected": [w.identifier for w in o.rejected]}
-                for cell, o in record.outcomes.items()} | {c: "unreachable" for c in record.unreachable},
-        explanations=[e.to_dict() for e in result.explanations] if result.explanations else None,
-        detail="full" if result.explanations else "none", batch=_batch_record(batch),
-        quality={"distribution_initial": record.stats.distribution_initial,
-                 "distribution_final": record.stats.distribution_final},
-        failure_counts=counts, sampled=sampled)
+    fields = replay_fields(record, _copies(copy_keys(record)), items_max=RECORD_ITEMS_MAX,
+                           sample=RECORD_SAMPLE)
+    run = AuctionRun.objects.create(wall_started=time.time() - record.wall_seconds, **fields)
     mark_dirty_after_commit("auctions")  # the auction list is live (dashboard.md A1)
     kept = list(AuctionRun.objects.order_by("-pk").values_list("pk", flat=True)[:KEEP_FULL_RECORDS])
     if len(kept) < KEEP_FULL_RECORDS:
@@ -566,10 +536,7 @@ def _record_auction(record: RoundRecord) -> int:
     return run.pk
 
 
-def _batch_record(batch: list[Any]) -> dict[str, dict[str, Any]]:
-    """What the replay's queue strip shows per item (dashboard.md A2, A3): who asked, an
-    orphan's lost cell, an evacuation's draining cell, a carried item's previous error."""
-    keys = {(w.process_guid, w.index) for w in batch if hasattr(w, "index")}
+def _copies(keys: set[tuple[str, int]]) -> dict[tuple[str, int], tuple[str, str]]:
     copies: dict[tuple[str, int], tuple[str, str]] = {}
     for chunk in _chunks(sorted({g for g, _ in keys})):
         for guid, index, presence, cell_id in ActualLRP.objects.filter(
@@ -578,36 +545,7 @@ def _batch_record(batch: list[Any]) -> dict[str, dict[str, Any]]:
         ).values_list("desired_id", "index", "presence", "cell_id"):
             if (guid, index) in keys:
                 copies[(guid, index)] = (presence, cell_id)
-    record: dict[str, dict[str, Any]] = {}
-    for work in batch:
-        q: QueuedWork = work.ref
-        lrp = hasattr(work, "index")
-        entry: dict[str, Any] = {"kind": "lrp" if lrp else "task", "memory_mb": work.memory_mb,
-                                 "disk_mb": work.disk_mb, "queued_at": q.queued_at}
-        if q.reason:
-            entry["reason"] = q.reason
-        if q.carried:
-            entry["attempts"] = q.attempts
-            entry["previous_error"] = q.last_error
-        if lrp:
-            presence, cell_id = copies.get((work.process_guid, work.index), ("", ""))
-            if presence == ActualLRP.Presence.SUSPECT and cell_id:
-                entry["from_cell"] = cell_id
-            if presence == ActualLRP.Presence.EVACUATING or q.reason == "evacuation":
-                entry["evac"] = True
-                if cell_id:
-                    entry["from_cell"] = cell_id
-        record[work.identifier] = entry
-    return record
-
-
-def _cell_record(state: CellState) -> dict[str, Any]:
-    return {
-        "cell_id": state.cell_id, "zone": state.zone, "index": state.index,
-        "total": [state.total.memory_mb, state.total.disk_mb, state.total.containers],
-        "available": [state.available.memory_mb, state.available.disk_mb, state.available.containers],
-        "starting_containers": state.starting_containers,
-    }
+    return copies
 
 
 def _record_pass(change: ChangeSet) -> None:

@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     t7 = time.perf_counter()
     print(f"(the clones are part of a plan's answer: {t2 - t1:.2f} s + run + result)")
     print(f"plan fail_zone z2, {args.horizon:g} s: run {t6 - t5:.1f} s, result {t7 - t6:.1f} s, "
-          f"total {t7 - t5:.1f} s; {len(result['auctions'])} auctions, {len(result['moved'])} moved, "
+          f"total {t7 - t5:.1f} s; {result['auctions_total']} auctions, {len(result['moved'])} moved, "
           f"{len(result['unplaced'])} unplaced, time to converge {result['time_to_converge']}")
 
 

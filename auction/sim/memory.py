@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import heapq
 from collections import Counter
-from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
+from collections.abc import Callable, ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -45,6 +45,7 @@ from auction.sim.model import (
     app_from_spec,
 )
 from auction.sim.quality import AuctionStats
+from auction.sim.replay_record import copy_keys, explain_wanted, replay_fields
 from auction.sim.reps import next_evacuation_sync
 from auction.sim.round import RoundInput, RoundRecord, has_new_work
 
@@ -224,6 +225,9 @@ class World:
     counters: Counter[str] = field(default_factory=Counter)
     log: list[LogEntry] = field(default_factory=list)
     record_log: bool = True
+    # A plan's world hands each auction's replay record here (``replay_record``), with
+    # every verdict, while it answers True; the caller keeps what its bounds allow.
+    replay_sink: Callable[[dict[str, Any]], bool] | None = field(default=None, compare=False, repr=False)
     # Per placed item over the whole run (auction.md 9).
     waits: list[float] = field(default_factory=list)
     attempts: list[int] = field(default_factory=list)
@@ -628,9 +632,10 @@ class World:
                 if row is not None and row.state == core.UNCLAIMED:
                     unclaimed[(q.process_guid, q.index)] = row
         states = self._states()
+        explain = self.replay_sink is not None and explain_wanted(len(queue), len(self.answering()))
         return RoundInput(at=at, queue=queue, cells=list(self.cells.values()), loads=self.fetched_loads,
                           apps=self.apps, unclaimed=unclaimed, tasks=self.tasks,
-                          config=self.config, cached=self.cached, states=states)
+                          config=self.config, cached=self.cached, states=states, explain=explain)
 
     def advanced(self, to: float) -> None:
         self.now = max(self.now, to)
@@ -751,6 +756,18 @@ class World:
         self.communications += stats.communications
         self.auctions.append(AuctionRecord(record.at, len(record.batch), dict(result.placements),
                                            dict(result.failures), list(result.order), stats))
+        if self.replay_sink is not None and not self.replay_sink(
+                replay_fields(record, self._copies(copy_keys(record)))):
+            self.replay_sink = None
+
+    def _copies(self, keys: set[tuple[str, int]]) -> dict[tuple[str, int], tuple[str, str]]:
+        copies = {}
+        for guid, index in keys:
+            for presence in (core.SUSPECT, core.EVACUATING):
+                row = self.rows.get((guid, index, presence))
+                if row is not None:
+                    copies[(guid, index)] = (presence, row.cell_id)
+        return copies
 
 
 def _entry(at: float, event: Any) -> LogEntry:

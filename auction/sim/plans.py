@@ -11,6 +11,8 @@ worlds at the horizon (``PlanResult``).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import shlex
 from collections import Counter
@@ -37,6 +39,10 @@ MAX_ADDED_CELLS = 1000
 #: Steps of a run: progress is reported and cancellation looked at after each, and the
 #: report card's spread line gets one point per step (plus instant 0).
 STEPS = 60
+#: The result lists this many of the plan's auctions, one summary line each, and counts
+#: them all (``auctions_total``): a long horizon on a crash-heavy foundation runs tens of
+#: thousands (plans.md 1.4).
+AUCTION_LINES = 2000
 
 #: A plan's change name -> (the chaos registry's action, plan field -> action field).
 CHAOS_CHANGES: dict[str, tuple[str, dict[str, str]]] = {
@@ -397,15 +403,28 @@ def run_plan(base: World, changes: Sequence[Change], horizon: float = DEFAULT_HO
 def run_plan_worlds(plan: World, baseline: World, changes: Sequence[Change],
                     horizon: float = DEFAULT_HORIZON_S, *, progress: Callable[[float], None] | None = None,
                     cancelled: Callable[[], bool] | None = None, steps: int = STEPS,
-                    sample: bool = True) -> PlanRun:
+                    sample: bool = True,
+                    replays: Callable[[dict[str, Any]], bool] | None = None) -> PlanRun:
     """Run two identical fresh worlds (two clones of one base) as the plan and the baseline.
 
     Each change is applied at ``base.now + at`` after everything else due at that instant
     (the base is already handled to its now); the changes of one instant all land before
     the world reacts to any of them. ``sample`` records both worlds' spread after every
     step (the report card's line); without it only at the start and the horizon.
+    ``replays`` is handed each of the plan's auctions' replay records (plans.md 1.7)
+    while it answers True.
     """
     check_references(plan.cells, {c.zone for c in plan.cells.values()}, plan.apps, changes)
+    plan.replay_sink = replays
+    try:
+        return _run_worlds(plan, baseline, changes, horizon, progress, cancelled, steps, sample)
+    finally:
+        plan.replay_sink = None
+
+
+def _run_worlds(plan: World, baseline: World, changes: Sequence[Change], horizon: float,
+                progress: Callable[[float], None] | None, cancelled: Callable[[], bool] | None,
+                steps: int, sample: bool) -> PlanRun:
     start = plan.now
     run = PlanRun(start, horizon, list(changes), plan, baseline,
                   plan_auctions_before=len(plan.auctions), plan_passes_before=len(plan.passes))
@@ -560,9 +579,10 @@ def plan_result(run: PlanRun) -> dict[str, Any]:
              if (g, i) in base_cells and base_cells[(g, i)] != cell]
     stopped = [{"instance": f"{g}.{i}", "cell": cell} for (g, i), cell in sorted(base_cells.items())
                if (g, i) not in plan_cells and (g not in plan.apps or i >= plan.apps[g].instances)]
+    ran = plan.auctions[run.plan_auctions_before:]
     auctions = [{"at": a.at, "items": a.items, "placed": len(a.placed), "failed": len(a.failures),
                  "failures": dict(Counter(a.failures.values()))}
-                for a in plan.auctions[run.plan_auctions_before:]]
+                for a in ran[:AUCTION_LINES]]
     passes = [{"at": at, "metrics": metrics} for at, metrics in plan.passes[run.plan_passes_before:]]
     return {
         "base_now": run.base_now, "horizon_s": run.horizon,
@@ -572,12 +592,20 @@ def plan_result(run: PlanRun) -> dict[str, Any]:
         "time_to_converge": planned["time_to_converge"],
         "zones": planned["zones"], "zone_skew": planned["zone_skew"],
         "warnings": planned["warnings"],
-        "auctions": auctions, "passes": passes,
+        "auctions": auctions, "auctions_total": len(ran), "passes": passes,
         "baseline": {k: base[k] for k in ("placed", "unplaced", "time_to_converge", "zones",
                                           "zone_skew", "warnings")},
         "series": {"plan": [[s.at, s.distribution, s.worst_skew] for s in run.plan_series],
                    "baseline": [[s.at, s.distribution, s.worst_skew] for s in run.baseline_series]},
     }
+
+
+def zone_loss_fingerprint(epoch: Any, cells: Iterable[Sequence[Any]], apps: Iterable[Sequence[Any]]) -> str:
+    """The world a zone-loss answer is for, as text every process computes alike (a
+    Python ``hash`` of text differs from process to process)."""
+    digest = hashlib.sha256(json.dumps([epoch, [list(c) for c in cells], [list(a) for a in apps]],
+                                       separators=(",", ":"), default=str).encode())
+    return digest.hexdigest()
 
 
 #: Zone loss (plans.md 2.2): two convergence passes plus the presence lapse.

@@ -9,15 +9,18 @@ from urllib.parse import urlencode
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from auction.models import Plan
 from auction.permissions import is_operator
+from auction.selectors import auctions as auction_selectors
 from auction.selectors.clock import clock_view, sim_now
 from auction.services import plans as service
 from auction.services.errors import BBSError, ResourceNotFound
 from auction.services.store import DbStore
 from auction.sim.plans import CHANGE_NAMES, DEFAULT_HORIZON_S, PlanError, change_text, parse_change
+from auction.views import auctions as auction_views
 
 #: The change kinds the composer offers, with the fields each asks for (the chaos
 #: controls' kinds: cell, zone, app, count; plain text and numbers otherwise).
@@ -97,6 +100,18 @@ def _rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"zones": zones, **r} for r in rows]
 
 
+#: The plan page lists this many of the plan's auctions (the result keeps every line).
+AUCTION_ROWS = 50
+
+
+def _auction_rows(plan: Plan, result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The plan's auctions in order, each with its replay link when its record is kept."""
+    kept = auction_selectors.plan_auction_details(plan.pk)
+    return [{**line, "number": n, "detail": kept.get(n),
+             "replay": reverse("plan-auction", args=(plan.pk, n)) if n in kept else None}
+            for n, line in enumerate(result.get("auctions", [])[:AUCTION_ROWS], 1)]
+
+
 def _context(request: HttpRequest, plan: Plan) -> dict[str, Any]:
     result = plan.result
     context: dict[str, Any] = {"plan": plan, "can_plan": is_operator(request.user), "copy_query": urlencode(
@@ -104,6 +119,8 @@ def _context(request: HttpRequest, plan: Plan) -> dict[str, Any]:
     if result is not None:
         rows = _rows(result)
         context.update(result=result, rows=rows[:200], more_rows=max(len(rows) - 200, 0),
+                       auction_rows=_auction_rows(plan, result),
+                       auctions_total=result.get("auctions_total", len(result.get("auctions", []))),
                        zones=rows[0]["zones"] if rows else [],
                        zone_table=[(z, v, result["baseline"]["zones"].get(z, {}))
                                    for z, v in result["zones"].items()],
@@ -127,6 +144,31 @@ def plan_page(request: HttpRequest, plan_id: int) -> HttpResponse:
     template = "plans/result.html" if request.headers.get("HX-Request") == "true" else "plans/plan.html"
     return render(request, template, {"page": "plans", "live_view": "plans", "live_query": f"&plan={plan.pk}",
                                       "clock": clock_view(), **context})
+
+
+def _plan_auction(plan_id: int, number: int) -> tuple[Plan, Any]:
+    plan = _plan(plan_id)
+    run = auction_selectors.plan_auction_get(plan.pk, number)
+    if run is None:
+        raise Http404(f"plan {plan_id} kept no auction {number}")
+    return plan, run
+
+
+def plan_auction(request: HttpRequest, plan_id: int, number: int) -> HttpResponse:
+    """One auction the plan ran, in the live auctions' own replay (plans.md 1.7)."""
+    plan, run = _plan_auction(plan_id, number)
+    total = (plan.result or {}).get("auctions_total", len((plan.result or {}).get("auctions") or ()))
+    return auction_views.replay_page(
+        request, run, {"replay": reverse("plan-auction", args=(plan.pk, number)),
+                       "cells": reverse("plan-auction-cells", args=(plan.pk, number))},
+        prediction={"plan_id": plan.pk, "number": number, "total": total, "base": plan.base,
+                    "full": ((plan.result or {}).get("replays") or {}).get("full_limit"),
+                    "plan_url": reverse("plan", args=(plan.pk,))})
+
+
+def plan_auction_cells(request: HttpRequest, plan_id: int, number: int) -> HttpResponse:
+    plan, run = _plan_auction(plan_id, number)
+    return auction_views.cells_page(request, run, reverse("plan-auction-cells", args=(plan.pk, number)))
 
 
 def plan_report(request: HttpRequest, plan_id: int) -> HttpResponse:

@@ -147,12 +147,18 @@ def test_zone_loss_per_zone_and_kept_until_the_world_changes_plans_md_2_2(placed
     assert body["horizon_s"] == 75.0
     for zone in body["zones"].values():
         assert zone["status"] in ("red", "amber", "green") and zone["apps_down"] == []
-    assert zone_loss_answer() is zone_loss_answer()  # cached
-    cached = zone_loss_answer()
+    from auction.models import ZoneLossAnswer
+
+    kept = ZoneLossAnswer.objects.get(base="live")
+    assert kept.answer == body
+    assert zone_loss_answer() == body
+    assert ZoneLossAnswer.objects.get(base="live").computed_at == kept.computed_at  # kept, not worked out again
     from auction.services.lrps import desired_lrp_update
 
     desired_lrp_update("lrp-a", {"instances": 4})
-    assert zone_loss_answer() is not cached
+    zone_loss_answer()
+    again = ZoneLossAnswer.objects.get(base="live")
+    assert again.computed_at > kept.computed_at and again.fingerprint != kept.fingerprint
 
 
 def test_the_command_prints_the_difference_and_writes_the_report_plans_md_1_5(placed, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -76,7 +76,7 @@ def summary(plan_id: int, result: dict[str, Any]) -> str:
     lines = [f"plan {plan_id}: {len(result['changes'])} change(s), {result['horizon_s']:g} sim-s "
              f"after {result['base_now']:g} s",
              f"time to converge: {_ttc(result['time_to_converge'])} (baseline {_ttc(base['time_to_converge'])})",
-             f"auctions {len(result['auctions'])}, convergence passes {len(result['passes'])}, "
+             f"auctions {result['auctions_total']}, convergence passes {len(result['passes'])}, "
              f"moved {len(result['moved'])}, stopped {len(result['stopped'])}, "
              f"unplaced {len(result['unplaced'])} (baseline {len(base['unplaced'])})"]
     apps = sorted(set(result["placed"]) | set(base["placed"]))

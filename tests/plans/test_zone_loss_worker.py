@@ -1,0 +1,54 @@
+"""The live zone-loss answer is worked out by the worker, one at a time (plans.md 2.2)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from auction import tasks
+from auction.models import ZoneLossAnswer
+from auction.services import plans as service
+from auction.services.sim import simulate_in_database
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def asked(db: None, monkeypatch):  # type: ignore[no-untyped-def]
+    simulate_in_database("seed-example", 60.0)
+    sent: list[int] = []
+    monkeypatch.setattr(tasks.zone_loss_run, "delay", lambda: sent.append(1))
+    return sent
+
+
+def test_a_claim_lost_with_its_worker_is_taken_again_plans_md_2_2(asked, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    with django_capture_on_commit_callbacks(execute=True):
+        assert service.zone_loss_request() is True
+        assert service.zone_loss_request() is False  # one computation at a time
+    assert asked == [1]
+    old = timezone.now() - timedelta(seconds=service.ZONE_LOSS_STALE_S + 1)
+    ZoneLossAnswer.objects.filter(base="live").update(computing_since=old)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert service.zone_loss_request() is True
+    assert asked == [1, 1]
+
+
+def test_the_worker_lets_the_claim_go_even_when_it_fails_plans_md_2_2(asked, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    service.zone_loss_request()
+    monkeypatch.setattr(service, "zone_loss", lambda *a, **k: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        tasks.zone_loss_run()
+    row = ZoneLossAnswer.objects.get(base="live")
+    assert row.computing_since is None and row.answer is None
+
+
+def test_no_broker_lets_the_claim_go_for_a_later_ask_plans_md_2_2(asked, monkeypatch, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    def refused() -> None:
+        raise ConnectionError("no broker")
+
+    monkeypatch.setattr(tasks.zone_loss_run, "delay", refused)
+    with django_capture_on_commit_callbacks(execute=True):
+        service.zone_loss_request()
+    assert ZoneLossAnswer.objects.get(base="live").computing_since is None
