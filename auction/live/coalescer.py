@@ -488,10 +488,11 @@ class _Runner:
         return self.coalescer.tick().frames
 
     async def _run(self) -> None:
-        import redis.asyncio as aredis
-
         layer = get_channel_layer()
-        waker = aredis.Redis.from_url(settings.REDIS_STATE_URL)
+        # The wait for a wake-up runs in a thread: cancelled, the task ends at once and the
+        # thread's BLPOP ends by its own 1 s timeout. Cancelling an asyncio client's BLPOP
+        # could leave the task "cancelling" forever, and a test's closing event loop with it.
+        waker = redis.Redis.from_url(settings.REDIS_STATE_URL, socket_timeout=5)
         try:
             while True:
                 self.rate.record()
@@ -511,8 +512,8 @@ class _Runner:
                 # ... and, when idle, the next one starts as soon as something is marked
                 # (or after 1 s anyway, to renew the lock and pick up deferred tiles).
                 try:
-                    await waker.blpop([wake_list()], timeout=1)
-                except aredis.RedisError as exc:
+                    await asyncio.to_thread(waker.blpop, [wake_list()], timeout=1)
+                except redis.RedisError as exc:
                     log.warning("live: coalescer wake-up: %s", exc)
                     await asyncio.sleep(TICK_S)
         finally:
@@ -521,7 +522,7 @@ class _Runner:
             # the task still alive hung a whole suite).
             try:
                 await asyncio.wait_for(asyncio.to_thread(self._release), 2)
-                await asyncio.wait_for(waker.aclose(), 2)
+                await asyncio.wait_for(asyncio.to_thread(waker.close), 2)
             except (TimeoutError, RuntimeError, redis.RedisError) as exc:
                 log.warning("live: coalescer stop: %r", exc)
 

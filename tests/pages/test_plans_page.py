@@ -238,5 +238,5 @@ def test_a_plans_summarised_auction_says_why_it_is_a_summary_plans_md_1_7(placed
     assert page.find("tr", data_plan_auction="1").find("span", class_="muted").text == "(summary)"
     step = parse(operator_client.get(f"/plans/{plan.pk}/auctions/1/?step=1").content.decode())
     notes = [p.text for p in step.find_all("p", class_="note")]
-    assert any(n.startswith("Summary record (a plan keeps every verdict of its first 0 auctions only)") for n in notes)
+    assert any(n.startswith("Summary record (a plan keeps all the verdicts of its first 0 auctions only)") for n in notes)
     assert step.find("tr", class_="winner")  # the winner is kept in a summary
