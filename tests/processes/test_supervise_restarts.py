@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 import websockets
@@ -187,8 +188,13 @@ def test_a_sigkilled_supervisor_leaves_no_child_running() -> None:
         assert live.proc is not None
         live.proc.send_signal(signal.SIGKILL)  # the supervisor alone, not its group
         live.proc.wait(10)
-        wait_until(lambda: not session_members(sessions), 20,
-                   "every child gone after the supervisor was SIGKILLed", live)
+        try:
+            wait_until(lambda: not session_members(sessions), 20,
+                       "every child gone after the supervisor was SIGKILLed", live)
+        except AssertionError as exc:
+            left = {pid: Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")[:200]
+                    for pid in session_members(sessions) if Path(f"/proc/{pid}").exists()}
+            raise AssertionError(f"still running: {left}") from exc
     finally:
         live.stop()
 

@@ -84,8 +84,9 @@ def fresh(context: BrowserContext, urls: list[str], excluded: set[str]) -> list[
     """The hooks of a fresh load of each URL, all in new tabs at once."""
     pages = [context.new_page() for _ in urls]
     try:
+        # Loaded side by side: each goto returns once its response has begun.
         for page, url in zip(pages, urls, strict=True):
-            page.goto(url)
+            page.goto(url, wait_until="commit")
         for page in pages:
             expect(page.locator("body")).to_have_attribute("data-ws", "open", timeout=15_000)
         settle(pages, excluded)
