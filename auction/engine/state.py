@@ -9,7 +9,8 @@ strategies can cache per-cell values and notice when they went stale.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from operator import attrgetter
+from itertools import compress
+from operator import attrgetter, methodcaller
 
 from .filters import (
     ALL_PROBLEMS,
@@ -130,12 +131,11 @@ class AuctionState:
         per_zone = self._zone_counts.get(guid)
         if per_zone is None:
             per_zone = self._zone_counts[guid] = {}
-            zone_of = self.zone_of
-            for pos, counts in enumerate(self.lrp_counts):
-                n = counts.get(guid)
-                if n:
-                    zone = zone_of[pos]
-                    per_zone[zone] = per_zone.get(zone, 0) + n
+            # Every cell's count gathered in one C loop; only the cells that hold the
+            # process are walked in Python (an auction of one restart asks once per cell).
+            held = list(map(methodcaller("get", guid, 0), self.lrp_counts))
+            for zone, n in compress(zip(self.zone_of, held, strict=True), held):
+                per_zone[zone] = per_zone.get(zone, 0) + n
         return per_zone
 
     def count_zones(self, guids: Collection[str]) -> None:

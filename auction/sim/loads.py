@@ -94,7 +94,7 @@ def cell_state(cell: SimCell, load: Load, cached_blob_ids: Iterable[str] = ()) -
 def answering(cells: Iterable[SimCell], now: float) -> list[SimCell]:
     """The cells that answer the state fetch, in the auction's input order: by zone,
     index and id (auction.md 1.3; the order decides exact ties, 4.6)."""
-    return sorted((c for c in cells if c.answers(now)), key=_FETCH_ORDER)
+    return sorted((c for c in cells if c.answers(now)), key=FETCH_ORDER)
 
 
-_FETCH_ORDER = attrgetter("zone", "index", "cell_id")
+FETCH_ORDER = attrgetter("zone", "index", "cell_id")

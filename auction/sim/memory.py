@@ -31,7 +31,7 @@ from auction.sim.changes import ChangeSet
 from auction.sim.chaos import ChaosError
 from auction.sim.clock import ClockState
 from auction.sim.driver import advance, next_instant
-from auction.sim.loads import add_lrp, add_task, answering, cell_state, holds_container
+from auction.sim.loads import FETCH_ORDER, add_lrp, add_task, answering, cell_state, holds_container
 from auction.sim.lrps import lrp_desire, task_desire
 from auction.sim.model import (
     CELL_STATES,
@@ -129,10 +129,27 @@ class RowTable:
         self._rows[key] = row
         self._account(row, +1)
         self._index(row, True)
+        self._timers(row)
+
+    def _timers(self, row: core.ActualLRP) -> None:
         if row.ready_at is not None and row.state == core.CLAIMED and row.presence == core.ORDINARY:
             heapq.heappush(self.starts, (row.ready_at, row.process_guid, row.index))
         if row.crash_at is not None and row.state in (core.CLAIMED, core.RUNNING):
             heapq.heappush(self.crashes, (row.crash_at, row.process_guid, row.index, row.presence))
+
+    def update(self, key: core.RowKey, row: core.ActualLRP) -> None:
+        """``pop(key)`` then ``self[row.key] = row`` (the row moves to the end of the
+        order); the indexes are left alone when the row stays on its cell."""
+        old = self._rows.get(key)
+        if old is None or row.key != key or old.cell_id != row.cell_id:
+            self.pop(key, None)
+            self[row.key] = row
+            return
+        del self._rows[key]
+        self._account(old, -1)
+        self._rows[key] = row
+        self._account(row, +1)
+        self._timers(row)
 
     def __delitem__(self, key: core.RowKey) -> None:
         row = self._rows.pop(key)
@@ -246,6 +263,9 @@ class World:
     fetched_loads: dict[str, Load] = field(default_factory=dict)
     fetched_states: dict[str, CellState] = field(default_factory=dict)
     unfetched: set[str] = field(default_factory=set)
+    # The cells in the state fetch's order (``loads.answering``), kept until a cell is put:
+    # sorting an already sorted list is one comparison per cell.
+    fetch_order: list[SimCell] | None = None
 
     def __post_init__(self) -> None:
         if self.rows is None:
@@ -632,7 +652,9 @@ class World:
                 if row is not None and row.state == core.UNCLAIMED:
                     unclaimed[(q.process_guid, q.index)] = row
         states = self._states()
-        return RoundInput(at=at, queue=queue, cells=list(self.cells.values()), loads=self.fetched_loads,
+        if self.fetch_order is None:
+            self.fetch_order = sorted(self.cells.values(), key=FETCH_ORDER)
+        return RoundInput(at=at, queue=queue, cells=self.fetch_order, loads=self.fetched_loads,
                           apps=self.apps, unclaimed=unclaimed, tasks=self.tasks,
                           config=self.config, cached=self.cached, states=states)
 
@@ -710,6 +732,7 @@ class World:
     def _cell_put(self, cell: SimCell) -> None:
         old = self.cells.get(cell.cell_id)
         self.cells[cell.cell_id] = cell
+        self.fetch_order = None
         self.unfetched.add(cell.cell_id)
         if cell.state == DRAINING:
             self.draining.add(cell.cell_id)
@@ -742,8 +765,7 @@ class World:
                 if after.process_guid not in blobs:
                     blobs.add(after.process_guid)
                     self.unfetched.add(after.cell_id)
-            self.rows.pop(op.key, None)
-            self.rows[after.key] = after
+            self.rows.update(op.key, after)
 
     def _record_auction(self, record: RoundRecord) -> None:
         result, stats = record.result, record.stats
