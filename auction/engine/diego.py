@@ -164,14 +164,19 @@ class DiegoChooser:
         st = self.state
         version = st.version
         lrp_counts = st.lrp_counts
+        # Locals for the hot loop: a zone failure's batch walks past every cell that
+        # already holds a big app's instances, item after item.
+        a_mem, a_disk, a_cont = st.a_mem, st.a_disk, st.a_cont
+        t_mem, t_disk, t_cont = st.t_mem, st.t_disk, st.t_cont
+        starting, proxy, bin_term = st.starting, st.proxy, self.bin_term
+        w_start, locality = self.w_start, self.locality
         best_score = INITIAL_BEST
         best_pos = -1  # with the score at 1e20 nothing ties it: 4.5's initial best
         for zone in group:
             heap = heaps[zone]
             held: list[Entry] = []
             while heap:
-                top = heap[0]
-                score, pos, seen = top
+                score, pos, seen = heap[0]
                 if score > best_score or (score == best_score and pos > best_pos):
                     break  # every other key here is a lower bound that cannot win
                 if seen != version[pos]:
@@ -185,9 +190,13 @@ class DiegoChooser:
                 if not n_same:
                     best_score, best_pos = score, pos  # exact, and the smallest left
                     break
-                # The cell holds the process: its key lacks the locality term.
-                exact = (self._resource_and_starting(pos, mem + st.proxy[pos], disk)
-                         + float(self.locality * n_same)) + self.bin_term[pos]
+                # The cell holds the process: its key lacks the locality term. The
+                # score of ``_resource_and_starting`` written out, operation for operation.
+                fm = 1.0 - (a_mem[pos] - (mem + proxy[pos])) / t_mem[pos]
+                fd = 1.0 - (a_disk[pos] - disk) / t_disk[pos]
+                fc = 1.0 - (a_cont[pos] - 1) / t_cont[pos]
+                exact = ((((fm + fd) + fc) / 3.0 + starting[pos] * w_start)
+                         + float(locality * n_same)) + bin_term[pos]
                 if exact < best_score or (exact == best_score and pos < best_pos):
                     best_score, best_pos = exact, pos
                 held.append(heappop(heap))

@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
+from operator import attrgetter
 from typing import Any
 
 from auction.bbs import types as core
@@ -83,7 +84,8 @@ class RowTable:
     """The ActualLRP rows by key, with each cell's load kept per write and the reps'
     timers in heaps (entries are checked against the row when they come due)."""
 
-    __slots__ = ("_rows", "by_cell", "by_guid", "crashes", "loads", "proxy", "sizes", "stale", "starts")
+    __slots__ = ("_added", "_gone", "_order", "_rows", "by_cell", "by_guid", "crashes", "loads", "proxy",
+                 "sizes", "stale", "starts")
 
     def __init__(self, sizes: dict[str, tuple[int, int]], proxy: dict[str, int]) -> None:
         self._rows: dict[core.RowKey, core.ActualLRP] = {}
@@ -96,6 +98,11 @@ class RowTable:
         self.crashes: list[tuple[float, str, int, str]] = []
         # Cells whose load changed since the world last copied it (``World.loads``).
         self.stale: set[str] = set()
+        # The keys in order as of the last ``in_key_order``, and the keys added and gone
+        # since: an update in place keeps the key, so most passes find nothing to sort.
+        self._order: list[core.RowKey] | None = None
+        self._added: set[core.RowKey] = set()
+        self._gone: set[core.RowKey] = set()
 
     def _account(self, row: core.ActualLRP, sign: int) -> None:
         if not holds_container(row.state, row.cell_id):
@@ -126,6 +133,10 @@ class RowTable:
         if old is not None:
             self._account(old, -1)
             self._index(old, False)
+        elif key in self._gone:
+            self._gone.discard(key)
+        else:
+            self._added.add(key)
         self._rows[key] = row
         self._account(row, +1)
         self._index(row, True)
@@ -153,6 +164,10 @@ class RowTable:
 
     def __delitem__(self, key: core.RowKey) -> None:
         row = self._rows.pop(key)
+        if key in self._added:
+            self._added.discard(key)
+        else:
+            self._gone.add(key)
         self._account(row, -1)
         self._index(row, False)
 
@@ -179,6 +194,22 @@ class RowTable:
         self.proxy[cell_id] = proxy
         for row in rows:
             self._account(row, +1)
+
+    def in_key_order(self) -> list[core.ActualLRP]:
+        """Every row, by key (the order a convergence pass reads them in)."""
+        order = self._order
+        if order is None:
+            order = sorted(self._rows)
+        elif self._added or self._gone:
+            if self._gone:
+                gone = self._gone
+                order = [k for k in order if k not in gone]
+            order += sorted(self._added)
+            order.sort()  # two sorted runs: one merge
+        self._order = order
+        self._added.clear()
+        self._gone.clear()
+        return list(map(self._rows.__getitem__, order))
 
     def of_guid(self, process_guid: str) -> list[core.ActualLRP]:
         return [self._rows[k] for k in sorted(self.by_guid.get(process_guid, ()))]
@@ -457,9 +488,13 @@ class World:
         return self.fetched_states
 
     def cell_states(self, cells: Iterable[SimCell] | None = None) -> list[CellState]:
-        loads = self.loads()
+        loads = self._refetch()
         chosen = self.answering() if cells is None else list(cells)
-        return [cell_state(c, loads[c.cell_id]) for c in chosen]
+        # The states kept for the auctions are the same answer (``_refetch``): a cell's
+        # state lists every instance on it, a quarter of a million at a real size.
+        kept, current = self.fetched_states, self.cells
+        return [kept[c.cell_id] if current.get(c.cell_id) is c else cell_state(c, loads[c.cell_id])
+                for c in chosen]
 
     def instances_on(self, cell_id: str) -> list[core.ActualLRP]:
         return [r for r in self.rows.on_cell(cell_id) if r.state != core.UNCLAIMED]
@@ -629,9 +664,10 @@ class World:
         snapshot = core.Snapshot(
             now=at, cells=frozenset(c.cell_id for c in self.cells.values() if c.has_presence(at)),
             domains=dict(self.domains),
-            desired=[core.DesiredLRP(a.process_guid, a.domain, a.instances) for a in self.apps.values()],
-            actual=list(self.rows.values()), tasks=[t.task for t in self.tasks.values()],
-            config=self.convergence)
+            desired=[core.DesiredLRP(a.process_guid, a.domain, a.instances)
+                     for a in sorted(self.apps.values(), key=_app_order)],
+            actual=self.rows.in_key_order(), tasks=[t.task for t in self.tasks.values()],
+            config=self.convergence, ordered=True)
         silent = {c.cell_id for c in self.cells.values() if c.silent}
         otto = {g for g, t in self.tasks.items() if t.placement_mode != "diego"}
         return snapshot, silent, otto, self.convergence_interval_s
@@ -777,6 +813,9 @@ class World:
         self.communications += stats.communications
         self.auctions.append(AuctionRecord(record.at, len(record.batch), dict(result.placements),
                                            dict(result.failures), list(result.order), stats))
+
+
+_app_order = attrgetter("process_guid")
 
 
 @contextmanager
