@@ -403,7 +403,7 @@ class World:
     # ------------------------------------------------------------------ running
     def run_until(self, until: float) -> int:
         """Handle everything due at or before ``until``; the clock ends at ``until``."""
-        with _collector_paused():
+        with collector_paused():
             return advance(self, max(until, self.now))
 
     def run_for(self, seconds: float) -> int:
@@ -417,11 +417,11 @@ class World:
         return self.next_due()
 
     def checkpoint(self) -> World:
-        with _collector_paused():
+        with collector_paused():
             return copy.deepcopy(self)
 
     def clone(self, **changes: Any) -> World:
-        with _collector_paused():
+        with collector_paused():
             world = copy.deepcopy(self)
         for name, value in changes.items():
             setattr(world, name, value)
@@ -819,7 +819,7 @@ _app_order = attrgetter("process_guid")
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Python's cycle collector off while a world runs or is copied.
 
     A world is hundreds of thousands of long-lived, acyclic records, and a run allocates
