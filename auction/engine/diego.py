@@ -136,6 +136,27 @@ class DiegoChooser:
         heapify(heap)
         return heap
 
+    def _lrp_heap(self, positions: list[int], mem: int, disk: int) -> list[Entry]:
+        """``_heap`` with ``_lrp_key`` written out, operation for operation: every
+        auction builds one per zone and request size over every cell."""
+        st = self.state
+        version = st.version
+        a_mem, a_disk, a_cont = st.a_mem, st.a_disk, st.a_cont
+        t_mem, t_disk, t_cont = st.t_mem, st.t_disk, st.t_cont
+        starting, proxy, bin_term, w_start = st.starting, st.proxy, self.bin_term, self.w_start
+        heap: list[Entry] = []
+        for pos in positions:
+            mem_eff = mem + proxy[pos]
+            if a_disk[pos] < disk or a_mem[pos] < mem_eff or a_cont[pos] < 1:
+                continue
+            fm = 1.0 - (a_mem[pos] - mem_eff) / t_mem[pos]
+            fd = 1.0 - (a_disk[pos] - disk) / t_disk[pos]
+            fc = 1.0 - (a_cont[pos] - 1) / t_cont[pos]
+            score = ((((fm + fd) + fc) / 3.0 + starting[pos] * w_start) + 0.0) + bin_term[pos]
+            heap.append((score, pos, version[pos]))
+        heapify(heap)
+        return heap
+
     # -- LRPs: the zone walk (auction.md 4.2) ---------------------------------------------
 
     def _choose_lrp(self, item: LRPWork, fc: FilterClass) -> tuple[int, float] | None:
@@ -143,7 +164,7 @@ class DiegoChooser:
         disk = item.disk_mb
         heaps = self._lrp_heaps.get((fc.id, mem, disk))
         if heaps is None:
-            heaps = {z: self._heap(p, self._lrp_key, mem, disk) for z, p in fc.by_zone.items()}
+            heaps = {z: self._lrp_heap(p, mem, disk) for z, p in fc.by_zone.items()}
             self._lrp_heaps[(fc.id, mem, disk)] = heaps
         guid = item.process_guid
         zones = fc.zones

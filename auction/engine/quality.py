@@ -10,6 +10,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 from .batch import identifier
 from .types import AuctionResult, CellState, LRPWork
@@ -33,15 +34,26 @@ def memory_in_use(cells: Sequence[CellState]) -> list[int]:
 
 def final_memory_in_use(cells: Sequence[CellState], result: AuctionResult) -> list[int]:
     """Memory in use after the commit: each accepted item adds its memory (LRPs + proxy)."""
+    in_use = memory_in_use(cells)
+    if not result.won:
+        return in_use
     placed = result.placements
-    extra: Counter[str] = Counter()
-    proxy = {c.cell_id: c.proxy_memory_mb for c in cells}
+    # Only the winners change: their positions found in a map made in C, not by a
+    # Python walk of every cell per auction.
+    position = dict(zip(map(_cell_id, cells), range(len(cells)), strict=True))
     for cell_id, work in result.won.items():
+        pos = position.get(cell_id)
+        if pos is None:
+            continue
+        proxy = cells[pos].proxy_memory_mb
         for item in work:
             if placed.get(identifier(item)) == cell_id:
-                overhead = proxy[cell_id] if type(item) is LRPWork else 0
-                extra[cell_id] += item.memory_mb + (overhead if result.committed else 0)
-    return [c.total.memory_mb - c.available.memory_mb + extra.get(c.cell_id, 0) for c in cells]
+                overhead = proxy if type(item) is LRPWork else 0
+                in_use[pos] += item.memory_mb + (overhead if result.committed else 0)
+    return in_use
+
+
+_cell_id = attrgetter("cell_id")
 
 
 @dataclass(frozen=True, slots=True)

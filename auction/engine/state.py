@@ -32,6 +32,19 @@ _runs = attrgetter("preloaded_rootfses", "rootfs_providers", "volume_drivers", "
                    "optional_placement_tags")
 
 
+_cell_id = attrgetter("cell_id")
+_zone = attrgetter("zone")
+_available = attrgetter("available")
+_total = attrgetter("total")
+_memory = attrgetter("memory_mb")
+_disk = attrgetter("disk_mb")
+_containers = attrgetter("containers")
+_starting = attrgetter("starting_containers")
+_proxy = attrgetter("proxy_memory_mb")
+_index = attrgetter("index")
+_tasks = attrgetter("tasks")
+
+
 def _count(guids: Sequence[str]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for guid in guids:
@@ -93,19 +106,23 @@ class AuctionState:
 
     def __init__(self, cells: Sequence[CellState]) -> None:
         self.cells = list(cells)
-        self.cell_ids = [c.cell_id for c in cells]
-        self.zone_of = [c.zone for c in cells]
+        # The columns gathered with C loops (``map`` of getters): an auction of one
+        # restart on 1,000 cells spent more time here than placing it.
+        self.cell_ids: list[str] = list(map(_cell_id, cells))
+        self.zone_of: list[str] = list(map(_zone, cells))
         self.zones = sorted(set(self.zone_of))
-        self.a_mem = [c.available.memory_mb for c in cells]
-        self.a_disk = [c.available.disk_mb for c in cells]
-        self.a_cont = [c.available.containers for c in cells]
-        self.starting = [c.starting_containers for c in cells]
-        self.t_mem = [c.total.memory_mb for c in cells]
-        self.t_disk = [c.total.disk_mb for c in cells]
-        self.t_cont = [c.total.containers for c in cells]
-        self.proxy = [c.proxy_memory_mb for c in cells]
-        self.index = [c.index for c in cells]
-        self.n_tasks = [len(c.tasks) for c in cells]
+        available = list(map(_available, cells))
+        total = list(map(_total, cells))
+        self.a_mem: list[int] = list(map(_memory, available))
+        self.a_disk: list[int] = list(map(_disk, available))
+        self.a_cont: list[int] = list(map(_containers, available))
+        self.starting: list[int] = list(map(_starting, cells))
+        self.t_mem: list[int] = list(map(_memory, total))
+        self.t_disk: list[int] = list(map(_disk, total))
+        self.t_cont: list[int] = list(map(_containers, total))
+        self.proxy: list[int] = list(map(_proxy, cells))
+        self.index: list[int] = list(map(_index, cells))
+        self.n_tasks = list(map(len, map(_tasks, cells)))
         self.version = [0] * len(cells)
         self.won: list[list[WorkItem]] = [[] for _ in cells]
         # 4.1: the in-flight counter starts at the cells' starting containers.
