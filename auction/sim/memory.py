@@ -32,7 +32,16 @@ from auction.sim.changes import ChangeSet
 from auction.sim.chaos import ChaosError
 from auction.sim.clock import ClockState
 from auction.sim.driver import advance, next_instant
-from auction.sim.loads import FETCH_ORDER, add_lrp, add_task, answering, cell_state, holds_container
+from auction.sim.loads import (
+    FETCH_ORDER,
+    HOLDING_STATES,
+    add_lrp,
+    add_task,
+    answering,
+    cell_state,
+    holds_container,
+    restate_lrp,
+)
 from auction.sim.lrps import lrp_desire, task_desire
 from auction.sim.model import (
     CELL_STATES,
@@ -157,9 +166,15 @@ class RowTable:
             self[row.key] = row
             return
         del self._rows[key]
-        self._account(old, -1)
         self._rows[key] = row
-        self._account(row, +1)
+        if (old.state in HOLDING_STATES and row.state in HOLDING_STATES
+                and old.process_guid in self.sizes and old.cell_id in self.loads):
+            # The container stays where it was (a start): only the starting count moves.
+            self.stale.add(row.cell_id)
+            restate_lrp(self.loads[row.cell_id], row.process_guid, old.state, row.state)
+        else:
+            self._account(old, -1)
+            self._account(row, +1)
         self._timers(row)
 
     def __delitem__(self, key: core.RowKey) -> None:
