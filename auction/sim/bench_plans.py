@@ -7,6 +7,11 @@ zones as Diego's auction leaves them (round robin by zone, then the emptiest cel
 zone). Then: the clone (``world_from_view``), a 600 s plan with a zone failure beside its
 baseline, and "how many more 4 GB instances fit". Prints figures; asserts nothing
 (performance is measured, not tested).
+
+Figures (defaults: 1,000 cells / 250,000 instances, the shared 2-core machine at rest,
+November 2026): the 600 s fail_zone plan's run and result took 34.2 s before issue 17's
+speed work (64.5 s on a busy machine), 19.3 s / 19.2 cpu-s after; the two clones 1.9 s
+before and 1.8 s after. The target is 15 s.
 """
 
 from __future__ import annotations
