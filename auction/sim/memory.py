@@ -210,6 +210,16 @@ class RowTable:
         for row in rows:
             self._account(row, +1)
 
+    def holders(self, process_guid: str) -> dict[str, int]:
+        """The app's instances that hold a container, per cell (its cells' ``Load.lrps``)."""
+        counts: dict[str, int] = {}
+        rows = self._rows
+        for key in self.by_guid.get(process_guid, ()):
+            row = rows[key]
+            if holds_container(row.state, row.cell_id):
+                counts[row.cell_id] = counts.get(row.cell_id, 0) + 1
+        return counts
+
     def in_key_order(self) -> list[core.ActualLRP]:
         """Every row, by key (the order a convergence pass reads them in)."""
         order = self._order
@@ -707,7 +717,8 @@ class World:
             self.fetch_order = sorted(self.cells.values(), key=FETCH_ORDER)
         return RoundInput(at=at, queue=queue, cells=self.fetch_order, loads=self.fetched_loads,
                           apps=self.apps, unclaimed=unclaimed, tasks=self.tasks,
-                          config=self.config, cached=self.cached, states=states)
+                          config=self.config, cached=self.cached, states=states,
+                          holders=self.rows.holders)
 
     def advanced(self, to: float) -> None:
         self.now = max(self.now, to)

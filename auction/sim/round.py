@@ -41,7 +41,7 @@ from auction.sim.changes import ChangeSet, Note
 from auction.sim.ids import instance_guid
 from auction.sim.loads import answering, cell_state, free_resources
 from auction.sim.model import DRAINING, Load, QueuedWork, SimApp, SimCell, SimTask
-from auction.sim.quality import AuctionStats, auction_stats
+from auction.sim.quality import AuctionStats, Holders, auction_stats
 
 MAX_AUCTIONS_PER_RUN = 100
 
@@ -68,6 +68,9 @@ class RoundInput:
     #: Each cell's fetched state as ``loads.cell_state`` makes it from ``loads`` and
     #: ``cached``, when the store keeps them between auctions; otherwise made here.
     states: Mapping[str, CellState] | None = None
+    #: A process guid's CLAIMED/RUNNING instances per cell id, now (what ``loads`` count),
+    #: when the store indexes its instances by app (``quality.batch_zone_skew``).
+    holders: Holders | None = None
 
 
 @dataclass(slots=True)
@@ -151,7 +154,8 @@ def auction_round(data: RoundInput) -> ChangeSet:
     change.auction = RoundRecord(
         at=at, config=data.config, states=states, batch=batch, result=result,
         outcomes=outcomes, unreachable=unreachable,
-        stats=auction_stats(states, result, queue_times, attempts, at, wall_seconds=wall),
+        stats=auction_stats(states, result, queue_times, attempts, at, wall_seconds=wall,
+                            holders=data.holders),
         fetch_seconds=fetch_seconds, wall_seconds=wall,
         waits=[at - queue_times[i] for i in result.placements],
         attempts=[attempts[i] for i in result.placements])
