@@ -10,7 +10,7 @@ attempts and communications accumulated over every auction.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from operator import attrgetter, methodcaller
@@ -32,6 +32,7 @@ from auction.engine import (
     wait_times,
     zone_skew,
 )
+from auction.engine.state import Holders
 
 if TYPE_CHECKING:
     from auction.sim.memory import World
@@ -56,11 +57,6 @@ class AuctionStats:
 #: Up to this many apps in a batch, their zone counts are gathered app by app (one C
 #: loop over the cells each, cheaper than a Python walk of every cell's apps).
 FEW_GUIDS = 8
-
-
-#: A process guid's instances per cell id, as the cells' counts (``CellState.lrp_counts``)
-#: hold them, from a store that indexes its instances by app.
-Holders = Callable[[str], Mapping[str, int]]
 
 
 def batch_zone_skew(cells: Sequence[CellState], result: AuctionResult,

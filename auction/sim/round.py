@@ -37,11 +37,12 @@ from auction.engine import (
     order_batch,
     schedule,
 )
+from auction.engine.state import Holders
 from auction.sim.changes import ChangeSet, Note
 from auction.sim.ids import instance_guid
 from auction.sim.loads import answering, cell_state, free_resources
 from auction.sim.model import DRAINING, Load, QueuedWork, SimApp, SimCell, SimTask
-from auction.sim.quality import AuctionStats, Holders, auction_stats
+from auction.sim.quality import AuctionStats, auction_stats
 
 MAX_AUCTIONS_PER_RUN = 100
 
@@ -138,7 +139,8 @@ def auction_round(data: RoundInput) -> ChangeSet:
     batch = order_batch(dedupe(items), data.config.go_compat)
     kept = {id(item.ref) for item in batch}
     duplicates = [item.ref for item in items if id(item.ref) not in kept]
-    result = schedule(states, batch, data.config, explain=data.explain, ordered=True)
+    result = schedule(states, batch, data.config, explain=data.explain, ordered=True,
+                      holders=data.holders)
     outcomes, unreachable = _commit(result, {c.cell_id: c for c in data.cells}, data.loads, at)
     result = apply_commits(result, outcomes)
     by_ident = {item.identifier: item for item in batch}
