@@ -151,6 +151,9 @@ class Snapshot:
     actual: Sequence[ActualLRP] = ()
     tasks: Sequence[Task] = ()
     config: ConvergenceConfig = field(default_factory=ConvergenceConfig)
+    #: ``actual`` is already in key order and ``desired`` in process guid order (a store
+    #: that keeps them so spares the pass a sort of every row).
+    ordered: bool = False
 
 
 _ACTUAL_FIELDS: Final = tuple(f.name for f in fields(ActualLRP))

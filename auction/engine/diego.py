@@ -33,6 +33,10 @@ from .types import AuctionConfig, CellState, LRPWork, WorkItem
 INITIAL_BEST = 1e20
 
 Entry = tuple[float, int, int]  # (score without locality, cell position, cell version)
+#: An LRP heap's entry also keeps the resource-and-starting part of its key: a cell that
+#: holds the item's process is scored from it (positions are unique in a heap, so the
+#: comparisons never reach it).
+LrpEntry = tuple[float, int, int, float]
 
 
 def fast_path_applies(config: AuctionConfig) -> bool:
@@ -93,7 +97,7 @@ class DiegoChooser:
         self.locality = int(config.locality_offset)
         w_bin = float(config.bin_pack_first_fit_weight)
         self.bin_term = [b * w_bin for b in bin_indices(state, w_bin)]
-        self._lrp_heaps: dict[tuple[int, int, int], dict[str, list[Entry]]] = {}
+        self._lrp_heaps: dict[tuple[int, int, int], dict[str, list[LrpEntry]]] = {}
         self._task_heaps: dict[tuple[int, int, int], list[Entry]] = {}
 
     def choose(self, item: WorkItem, fc: FilterClass) -> tuple[int, float] | None:
@@ -136,6 +140,27 @@ class DiegoChooser:
         heapify(heap)
         return heap
 
+    def _lrp_heap(self, positions: list[int], mem: int, disk: int) -> list[LrpEntry]:
+        """``_heap`` with ``_lrp_key`` written out, operation for operation: every
+        auction builds one per zone and request size over every cell."""
+        st = self.state
+        version = st.version
+        a_mem, a_disk, a_cont = st.a_mem, st.a_disk, st.a_cont
+        t_mem, t_disk, t_cont = st.t_mem, st.t_disk, st.t_cont
+        starting, proxy, bin_term, w_start = st.starting, st.proxy, self.bin_term, self.w_start
+        heap: list[LrpEntry] = []
+        for pos in positions:
+            mem_eff = mem + proxy[pos]
+            if a_disk[pos] < disk or a_mem[pos] < mem_eff or a_cont[pos] < 1:
+                continue
+            fm = 1.0 - (a_mem[pos] - mem_eff) / t_mem[pos]
+            fd = 1.0 - (a_disk[pos] - disk) / t_disk[pos]
+            fc = 1.0 - (a_cont[pos] - 1) / t_cont[pos]
+            part = ((fm + fd) + fc) / 3.0 + starting[pos] * w_start
+            heap.append(((part + 0.0) + bin_term[pos], pos, version[pos], part))
+        heapify(heap)
+        return heap
+
     # -- LRPs: the zone walk (auction.md 4.2) ---------------------------------------------
 
     def _choose_lrp(self, item: LRPWork, fc: FilterClass) -> tuple[int, float] | None:
@@ -143,7 +168,7 @@ class DiegoChooser:
         disk = item.disk_mb
         heaps = self._lrp_heaps.get((fc.id, mem, disk))
         if heaps is None:
-            heaps = {z: self._heap(p, self._lrp_key, mem, disk) for z, p in fc.by_zone.items()}
+            heaps = {z: self._lrp_heap(p, mem, disk) for z, p in fc.by_zone.items()}
             self._lrp_heaps[(fc.id, mem, disk)] = heaps
         guid = item.process_guid
         zones = fc.zones
@@ -159,35 +184,45 @@ class DiegoChooser:
                 return found
         return None
 
-    def _search_group(self, group: list[str], heaps: dict[str, list[Entry]], guid: str,
+    def _search_group(self, group: list[str], heaps: dict[str, list[LrpEntry]], guid: str,
                       mem: int, disk: int) -> tuple[int, float] | None:
         st = self.state
         version = st.version
         lrp_counts = st.lrp_counts
+        # Locals for the hot loop: a zone failure's batch walks past every cell that
+        # already holds a big app's instances, item after item.
+        a_mem, a_disk, a_cont = st.a_mem, st.a_disk, st.a_cont
+        t_mem, t_disk, t_cont = st.t_mem, st.t_disk, st.t_cont
+        starting, proxy, bin_term = st.starting, st.proxy, self.bin_term
+        w_start, locality = self.w_start, self.locality
         best_score = INITIAL_BEST
         best_pos = -1  # with the score at 1e20 nothing ties it: 4.5's initial best
         for zone in group:
             heap = heaps[zone]
-            held: list[Entry] = []
+            held: list[LrpEntry] = []
             while heap:
-                top = heap[0]
-                score, pos, seen = top
+                score, pos, seen, part = heap[0]
                 if score > best_score or (score == best_score and pos > best_pos):
                     break  # every other key here is a lower bound that cannot win
                 if seen != version[pos]:
-                    fresh = self._lrp_key(pos, mem, disk)
-                    if fresh is None:
+                    mem_eff = mem + proxy[pos]
+                    if a_disk[pos] < disk or a_mem[pos] < mem_eff or a_cont[pos] < 1:
                         heappop(heap)  # never fits again in this auction
-                    else:
-                        heapreplace(heap, (fresh, pos, version[pos]))
+                        continue
+                    # ``_lrp_key`` written out, keeping its resource-and-starting part.
+                    fm = 1.0 - (a_mem[pos] - mem_eff) / t_mem[pos]
+                    fd = 1.0 - (a_disk[pos] - disk) / t_disk[pos]
+                    fc = 1.0 - (a_cont[pos] - 1) / t_cont[pos]
+                    part = ((fm + fd) + fc) / 3.0 + starting[pos] * w_start
+                    heapreplace(heap, ((part + 0.0) + bin_term[pos], pos, version[pos], part))
                     continue
                 n_same = lrp_counts[pos].get(guid)
                 if not n_same:
                     best_score, best_pos = score, pos  # exact, and the smallest left
                     break
-                # The cell holds the process: its key lacks the locality term.
-                exact = (self._resource_and_starting(pos, mem + st.proxy[pos], disk)
-                         + float(self.locality * n_same)) + self.bin_term[pos]
+                # The cell holds the process: its key lacks the locality term. The
+                # entry is fresh, so its part is ``_resource_and_starting`` now.
+                exact = (part + float(locality * n_same)) + bin_term[pos]
                 if exact < best_score or (exact == best_score and pos < best_pos):
                     best_score, best_pos = exact, pos
                 held.append(heappop(heap))

@@ -10,6 +10,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 from .batch import identifier
 from .types import AuctionResult, CellState, LRPWork
@@ -33,15 +34,26 @@ def memory_in_use(cells: Sequence[CellState]) -> list[int]:
 
 def final_memory_in_use(cells: Sequence[CellState], result: AuctionResult) -> list[int]:
     """Memory in use after the commit: each accepted item adds its memory (LRPs + proxy)."""
+    in_use = memory_in_use(cells)
+    if not result.won:
+        return in_use
     placed = result.placements
-    extra: Counter[str] = Counter()
-    proxy = {c.cell_id: c.proxy_memory_mb for c in cells}
+    # Only the winners change: their positions found in a map made in C, not by a
+    # Python walk of every cell per auction.
+    position = dict(zip(map(_cell_id, cells), range(len(cells)), strict=True))
     for cell_id, work in result.won.items():
+        pos = position.get(cell_id)
+        if pos is None:
+            continue
+        proxy = cells[pos].proxy_memory_mb
         for item in work:
             if placed.get(identifier(item)) == cell_id:
-                overhead = proxy[cell_id] if type(item) is LRPWork else 0
-                extra[cell_id] += item.memory_mb + (overhead if result.committed else 0)
-    return [c.total.memory_mb - c.available.memory_mb + extra.get(c.cell_id, 0) for c in cells]
+                overhead = proxy if type(item) is LRPWork else 0
+                in_use[pos] += item.memory_mb + (overhead if result.committed else 0)
+    return in_use
+
+
+_cell_id = attrgetter("cell_id")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,18 +69,32 @@ class ZoneSkew:
 def zone_skew(cells: Sequence[CellState], result: AuctionResult | None = None) -> ZoneSkew:
     """Instances per zone of every process guid (fetched ``lrps`` plus placed LRP items)."""
     zones = sorted({c.zone for c in cells})
-    counts: dict[str, Counter[str]] = {}
+    counts: dict[str, dict[str, int]] = {}
     for cell in cells:
-        for guid in cell.lrps:
-            counts.setdefault(guid, Counter())[cell.zone] += 1
+        zone = cell.zone
+        # Counted per guid where the caller keeps the count: a 250,000-instance cluster
+        # is a few guids per cell, not one step per instance.
+        held = cell.lrp_counts if cell.lrp_counts is not None else Counter(cell.lrps)
+        for guid, n in held.items():
+            if n:
+                per_zone = counts.get(guid)
+                if per_zone is None:
+                    counts[guid] = {zone: n}
+                else:
+                    per_zone[zone] = per_zone.get(zone, 0) + n
     if result is not None:
         zone_of = {c.cell_id: c.zone for c in cells}
         for item in result.items:
             cell_id = result.placements.get(identifier(item))
             if cell_id is not None and type(item) is LRPWork:
-                counts.setdefault(item.process_guid, Counter())[zone_of[cell_id]] += 1
-    per_app = {g: max(c[z] for z in zones) - min(c[z] for z in zones)
-               for g, c in sorted(counts.items())} if zones else {}
+                per_zone = counts.setdefault(item.process_guid, {})
+                zone = zone_of[cell_id]
+                per_zone[zone] = per_zone.get(zone, 0) + 1
+    per_app: dict[str, int] = {}
+    if zones:
+        for g, c in sorted(counts.items()):
+            values = [c.get(z, 0) for z in zones]
+            per_app[g] = max(values) - min(values)
     worst = max(per_app, key=lambda g: per_app[g], default=None)
     return ZoneSkew(per_app, worst, per_app[worst] if worst else 0,
                     sum(1 for s in per_app.values() if s > 1))

@@ -15,7 +15,7 @@ from .diego import DiegoChooser, deal_bin_pack_order, fast_path_applies
 from .explain import OUTCOME_FEASIBLE, OUTCOME_FILTERED, OUTCOME_UNFIT, CellVerdict, ItemExplanation
 from .filters import ERR_IN_FLIGHT, ERR_NO_CELLS, failed_filter
 from .reference import schedule_reference
-from .state import AuctionState, FilterClass, filter_key
+from .state import AuctionState, FilterClass, Holders, filter_key
 from .strategies import make_chooser
 from .types import STRATEGIES, AuctionConfig, AuctionResult, CellState, LRPWork, WorkItem
 
@@ -24,11 +24,12 @@ Choose = Callable[[WorkItem, FilterClass], "tuple[int, float | None] | None"]
 
 def schedule(cells: Sequence[CellState], work: Iterable[WorkItem],
              config: AuctionConfig | None = None, *, explain: bool = False,
-             ordered: bool = False) -> AuctionResult:
+             ordered: bool = False, holders: Holders | None = None) -> AuctionResult:
     """Schedule a batch against the fetched cell states, without committing.
 
     ``work`` is the formed batch (auction.md 1 step 4); it is de-duplicated and ordered
-    here unless ``ordered`` says it already is. Returns tentative winners, errors, scores
+    here unless ``ordered`` says it already is; ``holders`` (``AuctionState``) reads a
+    process's instances per cell from the caller's index. Returns tentative winners, errors, scores
     and each cell's won work; ``explain`` adds an ``ItemExplanation`` per item.
     """
     config = config or AuctionConfig()
@@ -41,9 +42,9 @@ def schedule(cells: Sequence[CellState], work: Iterable[WorkItem],
             cells = deal_bin_pack_order(cells, config.go_compat)
         if explain or not fast_path_applies(config):
             return schedule_reference(cells, items, config, explain)
-        state = AuctionState(cells)
+        state = AuctionState(cells, holders)
         return drive(state, items, config, DiegoChooser(state, config).choose)
-    state = AuctionState(cells)
+    state = AuctionState(cells, holders)
     return drive(state, items, config, make_chooser(state, config), explain)
 
 

@@ -8,8 +8,9 @@ strategies can cache per-cell values and notice when they went stale.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
-from operator import attrgetter
+from collections.abc import Callable, Collection, Mapping, Sequence
+from itertools import compress
+from operator import attrgetter, methodcaller
 
 from .filters import (
     ALL_PROBLEMS,
@@ -21,6 +22,8 @@ from .filters import (
 from .types import CellState, LRPWork, WorkItem
 
 FilterKey = tuple[str, tuple[str, ...], tuple[str, ...]]
+#: A process guid's instances per cell id (``CellState.lrp_counts`` read by process).
+Holders = Callable[[str], Mapping[str, int]]
 
 
 #: Up to this many apps in a batch, their zone counts are summed app by app.
@@ -29,6 +32,19 @@ FEW_APPS = 4
 #: What the filters read of a cell (``failed_filter``).
 _runs = attrgetter("preloaded_rootfses", "rootfs_providers", "volume_drivers", "placement_tags",
                    "optional_placement_tags")
+
+
+_cell_id = attrgetter("cell_id")
+_zone = attrgetter("zone")
+_available = attrgetter("available")
+_total = attrgetter("total")
+_memory = attrgetter("memory_mb")
+_disk = attrgetter("disk_mb")
+_containers = attrgetter("containers")
+_starting = attrgetter("starting_containers")
+_proxy = attrgetter("proxy_memory_mb")
+_index = attrgetter("index")
+_tasks = attrgetter("tasks")
 
 
 def _count(guids: Sequence[str]) -> dict[str, int]:
@@ -66,7 +82,10 @@ class AuctionState:
     __slots__ = (
         "_classes",
         "_errors",
+        "_holders",
         "_kinds",
+        "_position",
+        "_won_by_zone",
         "a_cont",
         "a_disk",
         "a_mem",
@@ -90,21 +109,31 @@ class AuctionState:
         "zones",
     )
 
-    def __init__(self, cells: Sequence[CellState]) -> None:
+    def __init__(self, cells: Sequence[CellState], holders: Holders | None = None) -> None:
         self.cells = list(cells)
-        self.cell_ids = [c.cell_id for c in cells]
-        self.zone_of = [c.zone for c in cells]
+        # ``holders(guid)``: the process's instances per cell id, as the cells' counts hold
+        # them, from a caller that indexes instances by process (the memory store); then
+        # a zone count reads the cells that hold the process, not every cell's counts.
+        self._holders = holders
+        self._position: dict[str, int] | None = None
+        self._won_by_zone: dict[str, dict[str, int]] = {}
+        # The columns gathered with C loops (``map`` of getters): an auction of one
+        # restart on 1,000 cells spent more time here than placing it.
+        self.cell_ids: list[str] = list(map(_cell_id, cells))
+        self.zone_of: list[str] = list(map(_zone, cells))
         self.zones = sorted(set(self.zone_of))
-        self.a_mem = [c.available.memory_mb for c in cells]
-        self.a_disk = [c.available.disk_mb for c in cells]
-        self.a_cont = [c.available.containers for c in cells]
-        self.starting = [c.starting_containers for c in cells]
-        self.t_mem = [c.total.memory_mb for c in cells]
-        self.t_disk = [c.total.disk_mb for c in cells]
-        self.t_cont = [c.total.containers for c in cells]
-        self.proxy = [c.proxy_memory_mb for c in cells]
-        self.index = [c.index for c in cells]
-        self.n_tasks = [len(c.tasks) for c in cells]
+        available = list(map(_available, cells))
+        total = list(map(_total, cells))
+        self.a_mem: list[int] = list(map(_memory, available))
+        self.a_disk: list[int] = list(map(_disk, available))
+        self.a_cont: list[int] = list(map(_containers, available))
+        self.starting: list[int] = list(map(_starting, cells))
+        self.t_mem: list[int] = list(map(_memory, total))
+        self.t_disk: list[int] = list(map(_disk, total))
+        self.t_cont: list[int] = list(map(_containers, total))
+        self.proxy: list[int] = list(map(_proxy, cells))
+        self.index: list[int] = list(map(_index, cells))
+        self.n_tasks = list(map(len, map(_tasks, cells)))
         self.version = [0] * len(cells)
         self.won: list[list[WorkItem]] = [[] for _ in cells]
         # 4.1: the in-flight counter starts at the cells' starting containers.
@@ -128,19 +157,30 @@ class AuctionState:
         """auction.md 4.2 step 1: the process's instances per zone, over every cell of the
         auction (wins so far included); zones without one are absent."""
         per_zone = self._zone_counts.get(guid)
-        if per_zone is None:
-            per_zone = self._zone_counts[guid] = {}
-            zone_of = self.zone_of
-            for pos, counts in enumerate(self.lrp_counts):
-                n = counts.get(guid)
-                if n:
+        if per_zone is None and self._holders is not None:
+            per_zone = self._zone_counts[guid] = dict(self._won_by_zone.get(guid, {}))
+            if self._position is None:
+                self._position = dict(zip(self.cell_ids, range(len(self.cell_ids)), strict=True))
+            position, zone_of = self._position, self.zone_of
+            for cell_id, n in self._holders(guid).items():
+                pos = position.get(cell_id)
+                if pos is not None and n:
                     zone = zone_of[pos]
                     per_zone[zone] = per_zone.get(zone, 0) + n
+        elif per_zone is None:
+            per_zone = self._zone_counts[guid] = {}
+            # Every cell's count gathered in one C loop; only the cells that hold the
+            # process are walked in Python (an auction of one restart asks once per cell).
+            held = list(map(methodcaller("get", guid, 0), self.lrp_counts))
+            for zone, n in compress(zip(self.zone_of, held, strict=True), held):
+                per_zone[zone] = per_zone.get(zone, 0) + n
         return per_zone
 
     def count_zones(self, guids: Collection[str]) -> None:
         """Sum the zone counts of many process guids at once (a batch of many apps): one
         walk of every cell's counts when that is cheaper than one walk of the cells per app."""
+        if self._holders is not None:
+            return  # per app from the caller's index is cheaper still
         wanted = {g for g in guids if g not in self._zone_counts}
         if len(wanted) <= FEW_APPS or len(wanted) * len(self.lrp_counts) <= sum(
                 len(c) for c in self.lrp_counts):
@@ -248,10 +288,13 @@ class AuctionState:
                 self._own[pos] = True
             assert isinstance(own, dict)
             own[guid] = own.get(guid, 0) + 1
+            zone = self.zone_of[pos]
             per_zone = self._zone_counts.get(guid)
             if per_zone is not None:  # not summed yet: the sum will see this win
-                zone = self.zone_of[pos]
                 per_zone[zone] = per_zone.get(zone, 0) + 1
+            elif self._holders is not None:  # the caller's index is as of the fetch
+                won = self._won_by_zone.setdefault(guid, {})
+                won[zone] = won.get(zone, 0) + 1
         else:
             self.n_tasks[pos] += 1
         self.won[pos].append(item)

@@ -49,10 +49,13 @@ def convergence_pass(snapshot: core.Snapshot, silent: Container[str], otto_tasks
     started = time.perf_counter_ns()
     # One canonical order of the records, whatever order a store read them in, so the
     # pass's actions and events come out in the same order from either store.
-    snapshot = replace(
-        snapshot, actual=sorted(snapshot.actual, key=_row_order),
-        tasks=sorted(snapshot.tasks, key=lambda t: t.task_guid),
-        desired=sorted(snapshot.desired, key=lambda d: d.process_guid))
+    if snapshot.ordered:
+        snapshot = replace(snapshot, tasks=sorted(snapshot.tasks, key=lambda t: t.task_guid))
+    else:
+        snapshot = replace(
+            snapshot, actual=sorted(snapshot.actual, key=_row_order),
+            tasks=sorted(snapshot.tasks, key=lambda t: t.task_guid),
+            desired=sorted(snapshot.desired, key=lambda d: d.process_guid), ordered=True)
     result = converge(snapshot, epoch=lambda key: row_epoch(key, at))
     duration = time.perf_counter_ns() - started
     change = ChangeSet(at)

@@ -28,7 +28,9 @@ def _uuid5_hex(name: str) -> str:
 
 def instance_guid(process_guid: str, index: int, at: float, tag: int) -> str:
     """28 characters, like the rep's (``auctioncellrep/helpers.go`` GenerateGuid)."""
-    return str(uuid.uuid5(_NAMESPACE, f"i/{process_guid}/{index}/{at!r}/{tag}"))[:28]
+    raw = _uuid5_hex(f"i/{process_guid}/{index}/{at!r}/{tag}")
+    # ``str(uuid5(...))[:28]``: the 8-4-4-4 groups and 4 of the last 12 digits.
+    return f"{raw[:8]}-{raw[8:12]}-{raw[12:16]}-{raw[16:20]}-{raw[20:24]}"
 
 
 def row_epoch(key: tuple[str, int] | tuple[str, int, str], at: float) -> str:
@@ -38,4 +40,4 @@ def row_epoch(key: tuple[str, int] | tuple[str, int, str], at: float) -> str:
 
 def desired_epoch(process_guid: str, at: float) -> str:
     """The modification-tag epoch of a DesiredLRP desired at ``at``."""
-    return uuid.uuid5(_NAMESPACE, f"d/{process_guid}/{at!r}").hex
+    return _uuid5_hex(f"d/{process_guid}/{at!r}")

@@ -40,6 +40,16 @@ def add_lrp(load: Load, process_guid: str, state: str, memory_mb: int, disk_mb: 
         load.lrps.pop(process_guid, None)
 
 
+def restate_lrp(load: Load, process_guid: str, before: str, after: str) -> None:
+    """An instance that keeps its container on its cell changes state (CLAIMED and
+    RUNNING): ``add_lrp`` of the one taken back then of the other, netted (an app's
+    last instance on the cell leaves the count and comes back last, as there)."""
+    load.starting += (after == core.CLAIMED) - (before == core.CLAIMED)
+    if load.lrps.get(process_guid, 0) <= 1:
+        load.lrps.pop(process_guid, None)
+        load.lrps[process_guid] = 1
+
+
 def add_task(load: Load, task_guid: str, memory_mb: int, disk_mb: int) -> None:
     """Account one RUNNING task on its cell."""
     load.memory_mb += memory_mb
@@ -94,7 +104,7 @@ def cell_state(cell: SimCell, load: Load, cached_blob_ids: Iterable[str] = ()) -
 def answering(cells: Iterable[SimCell], now: float) -> list[SimCell]:
     """The cells that answer the state fetch, in the auction's input order: by zone,
     index and id (auction.md 1.3; the order decides exact ties, 4.6)."""
-    return sorted((c for c in cells if c.answers(now)), key=_FETCH_ORDER)
+    return sorted((c for c in cells if c.answers(now)), key=FETCH_ORDER)
 
 
-_FETCH_ORDER = attrgetter("zone", "index", "cell_id")
+FETCH_ORDER = attrgetter("zone", "index", "cell_id")

@@ -13,11 +13,13 @@ from one clone each; ``checkpoint`` keeps one to reset to).
 from __future__ import annotations
 
 import copy
+import gc
 import heapq
 from collections import Counter
 from collections.abc import Callable, ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
+from operator import attrgetter
 from typing import Any
 
 from auction.bbs import types as core
@@ -30,7 +32,16 @@ from auction.sim.changes import ChangeSet
 from auction.sim.chaos import ChaosError
 from auction.sim.clock import ClockState
 from auction.sim.driver import advance, next_instant
-from auction.sim.loads import add_lrp, add_task, answering, cell_state, holds_container
+from auction.sim.loads import (
+    FETCH_ORDER,
+    HOLDING_STATES,
+    add_lrp,
+    add_task,
+    answering,
+    cell_state,
+    holds_container,
+    restate_lrp,
+)
 from auction.sim.lrps import lrp_desire, task_desire
 from auction.sim.model import (
     CELL_STATES,
@@ -83,7 +94,8 @@ class RowTable:
     """The ActualLRP rows by key, with each cell's load kept per write and the reps'
     timers in heaps (entries are checked against the row when they come due)."""
 
-    __slots__ = ("_rows", "by_cell", "by_guid", "crashes", "loads", "proxy", "sizes", "stale", "starts")
+    __slots__ = ("_added", "_gone", "_order", "_rows", "by_cell", "by_guid", "crashes", "loads", "proxy",
+                 "sizes", "stale", "starts")
 
     def __init__(self, sizes: dict[str, tuple[int, int]], proxy: dict[str, int]) -> None:
         self._rows: dict[core.RowKey, core.ActualLRP] = {}
@@ -96,6 +108,11 @@ class RowTable:
         self.crashes: list[tuple[float, str, int, str]] = []
         # Cells whose load changed since the world last copied it (``World.loads``).
         self.stale: set[str] = set()
+        # The keys in order as of the last ``in_key_order``, and the keys added and gone
+        # since: an update in place keeps the key, so most passes find nothing to sort.
+        self._order: list[core.RowKey] | None = None
+        self._added: set[core.RowKey] = set()
+        self._gone: set[core.RowKey] = set()
 
     def _account(self, row: core.ActualLRP, sign: int) -> None:
         if not holds_container(row.state, row.cell_id):
@@ -126,16 +143,47 @@ class RowTable:
         if old is not None:
             self._account(old, -1)
             self._index(old, False)
+        elif key in self._gone:
+            self._gone.discard(key)
+        else:
+            self._added.add(key)
         self._rows[key] = row
         self._account(row, +1)
         self._index(row, True)
+        self._timers(row)
+
+    def _timers(self, row: core.ActualLRP) -> None:
         if row.ready_at is not None and row.state == core.CLAIMED and row.presence == core.ORDINARY:
             heapq.heappush(self.starts, (row.ready_at, row.process_guid, row.index))
         if row.crash_at is not None and row.state in (core.CLAIMED, core.RUNNING):
             heapq.heappush(self.crashes, (row.crash_at, row.process_guid, row.index, row.presence))
 
+    def update(self, key: core.RowKey, row: core.ActualLRP) -> None:
+        """``pop(key)`` then ``self[row.key] = row`` (the row moves to the end of the
+        order); the indexes are left alone when the row stays on its cell."""
+        old = self._rows.get(key)
+        if old is None or row.key != key or old.cell_id != row.cell_id:
+            self.pop(key, None)
+            self[row.key] = row
+            return
+        del self._rows[key]
+        self._rows[key] = row
+        if (old.state in HOLDING_STATES and row.state in HOLDING_STATES
+                and old.process_guid in self.sizes and old.cell_id in self.loads):
+            # The container stays where it was (a start): only the starting count moves.
+            self.stale.add(row.cell_id)
+            restate_lrp(self.loads[row.cell_id], row.process_guid, old.state, row.state)
+        else:
+            self._account(old, -1)
+            self._account(row, +1)
+        self._timers(row)
+
     def __delitem__(self, key: core.RowKey) -> None:
         row = self._rows.pop(key)
+        if key in self._added:
+            self._added.discard(key)
+        else:
+            self._gone.add(key)
         self._account(row, -1)
         self._index(row, False)
 
@@ -162,6 +210,32 @@ class RowTable:
         self.proxy[cell_id] = proxy
         for row in rows:
             self._account(row, +1)
+
+    def holders(self, process_guid: str) -> dict[str, int]:
+        """The app's instances that hold a container, per cell (its cells' ``Load.lrps``)."""
+        counts: dict[str, int] = {}
+        rows = self._rows
+        for key in self.by_guid.get(process_guid, ()):
+            row = rows[key]
+            if holds_container(row.state, row.cell_id):
+                counts[row.cell_id] = counts.get(row.cell_id, 0) + 1
+        return counts
+
+    def in_key_order(self) -> list[core.ActualLRP]:
+        """Every row, by key (the order a convergence pass reads them in)."""
+        order = self._order
+        if order is None:
+            order = sorted(self._rows)
+        elif self._added or self._gone:
+            if self._gone:
+                gone = self._gone
+                order = [k for k in order if k not in gone]
+            order += sorted(self._added)
+            order.sort()  # two sorted runs: one merge
+        self._order = order
+        self._added.clear()
+        self._gone.clear()
+        return list(map(self._rows.__getitem__, order))
 
     def of_guid(self, process_guid: str) -> list[core.ActualLRP]:
         return [self._rows[k] for k in sorted(self.by_guid.get(process_guid, ()))]
@@ -249,6 +323,9 @@ class World:
     fetched_loads: dict[str, Load] = field(default_factory=dict)
     fetched_states: dict[str, CellState] = field(default_factory=dict)
     unfetched: set[str] = field(default_factory=set)
+    # The cells in the state fetch's order (``loads.answering``), kept until a cell is put:
+    # sorting an already sorted list is one comparison per cell.
+    fetch_order: list[SimCell] | None = None
 
     def __post_init__(self) -> None:
         if self.rows is None:
@@ -355,7 +432,8 @@ class World:
     # ------------------------------------------------------------------ running
     def run_until(self, until: float) -> int:
         """Handle everything due at or before ``until``; the clock ends at ``until``."""
-        return advance(self, max(until, self.now))
+        with collector_paused():
+            return advance(self, max(until, self.now))
 
     def run_for(self, seconds: float) -> int:
         return self.run_until(self.now + seconds)
@@ -368,10 +446,12 @@ class World:
         return self.next_due()
 
     def checkpoint(self) -> World:
-        return copy.deepcopy(self)
+        with collector_paused():
+            return copy.deepcopy(self)
 
     def clone(self, **changes: Any) -> World:
-        world = copy.deepcopy(self)
+        with collector_paused():
+            world = copy.deepcopy(self)
         for name, value in changes.items():
             setattr(world, name, value)
         return world
@@ -437,9 +517,13 @@ class World:
         return self.fetched_states
 
     def cell_states(self, cells: Iterable[SimCell] | None = None) -> list[CellState]:
-        loads = self.loads()
+        loads = self._refetch()
         chosen = self.answering() if cells is None else list(cells)
-        return [cell_state(c, loads[c.cell_id]) for c in chosen]
+        # The states kept for the auctions are the same answer (``_refetch``): a cell's
+        # state lists every instance on it, a quarter of a million at a real size.
+        kept, current = self.fetched_states, self.cells
+        return [kept[c.cell_id] if current.get(c.cell_id) is c else cell_state(c, loads[c.cell_id])
+                for c in chosen]
 
     def instances_on(self, cell_id: str) -> list[core.ActualLRP]:
         return [r for r in self.rows.on_cell(cell_id) if r.state != core.UNCLAIMED]
@@ -609,9 +693,10 @@ class World:
         snapshot = core.Snapshot(
             now=at, cells=frozenset(c.cell_id for c in self.cells.values() if c.has_presence(at)),
             domains=dict(self.domains),
-            desired=[core.DesiredLRP(a.process_guid, a.domain, a.instances) for a in self.apps.values()],
-            actual=list(self.rows.values()), tasks=[t.task for t in self.tasks.values()],
-            config=self.convergence)
+            desired=[core.DesiredLRP(a.process_guid, a.domain, a.instances)
+                     for a in sorted(self.apps.values(), key=_app_order)],
+            actual=self.rows.in_key_order(), tasks=[t.task for t in self.tasks.values()],
+            config=self.convergence, ordered=True)
         silent = {c.cell_id for c in self.cells.values() if c.silent}
         otto = {g for g, t in self.tasks.items() if t.placement_mode != "diego"}
         return snapshot, silent, otto, self.convergence_interval_s
@@ -633,9 +718,12 @@ class World:
                     unclaimed[(q.process_guid, q.index)] = row
         states = self._states()
         explain = self.replay_sink is not None and explain_wanted(len(queue), len(self.answering()))
-        return RoundInput(at=at, queue=queue, cells=list(self.cells.values()), loads=self.fetched_loads,
+        if self.fetch_order is None:
+            self.fetch_order = sorted(self.cells.values(), key=FETCH_ORDER)
+        return RoundInput(at=at, queue=queue, cells=self.fetch_order, loads=self.fetched_loads,
                           apps=self.apps, unclaimed=unclaimed, tasks=self.tasks,
-                          config=self.config, cached=self.cached, states=states, explain=explain)
+                          config=self.config, cached=self.cached, states=states,
+                          holders=self.rows.holders, explain=explain)
 
     def advanced(self, to: float) -> None:
         self.now = max(self.now, to)
@@ -711,6 +799,7 @@ class World:
     def _cell_put(self, cell: SimCell) -> None:
         old = self.cells.get(cell.cell_id)
         self.cells[cell.cell_id] = cell
+        self.fetch_order = None
         self.unfetched.add(cell.cell_id)
         if cell.state == DRAINING:
             self.draining.add(cell.cell_id)
@@ -743,8 +832,7 @@ class World:
                 if after.process_guid not in blobs:
                     blobs.add(after.process_guid)
                     self.unfetched.add(after.cell_id)
-            self.rows.pop(op.key, None)
-            self.rows[after.key] = after
+            self.rows.update(op.key, after)
 
     def _record_auction(self, record: RoundRecord) -> None:
         result, stats = record.result, record.stats
@@ -768,6 +856,26 @@ class World:
                 if row is not None:
                     copies[(guid, index)] = (presence, row.cell_id)
         return copies
+
+
+_app_order = attrgetter("process_guid")
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while a world runs or is copied.
+
+    A world is hundreds of thousands of long-lived, acyclic records, and a run allocates
+    a few more per event: every full collection walked them all, about a third of a
+    1,000-cell run's time. What a run leaves cyclic is found by the next collection.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _entry(at: float, event: Any) -> LogEntry:

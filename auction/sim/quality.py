@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import compress
+from operator import attrgetter, methodcaller
 from typing import TYPE_CHECKING, Any
 
 from auction.bbs import types as core
@@ -30,6 +32,7 @@ from auction.engine import (
     wait_times,
     zone_skew,
 )
+from auction.engine.state import Holders
 
 if TYPE_CHECKING:
     from auction.sim.memory import World
@@ -51,33 +54,81 @@ class AuctionStats:
     auctions_per_second: float
 
 
-def batch_zone_skew(cells: Sequence[CellState], result: AuctionResult) -> ZoneSkew:
+#: Up to this many apps in a batch, their zone counts are gathered app by app (one C
+#: loop over the cells each, cheaper than a Python walk of every cell's apps).
+FEW_GUIDS = 8
+
+
+def batch_zone_skew(cells: Sequence[CellState], result: AuctionResult,
+                    holders: Holders | None = None) -> ZoneSkew:
     """``zone_skew`` (auction.md 9) restricted to the apps of this batch: only their skew
     can change in this auction, and a 10,000-instance cluster would otherwise recount
-    every app per auction. The run metrics report the whole cluster's skew."""
+    every app per auction. The run metrics report the whole cluster's skew. ``holders``
+    reads an app's cells from the store's index instead of every cell's counts."""
     guids = {item.process_guid for item in result.items if type(item) is LRPWork}
-    zones = sorted({c.zone for c in cells})
+    # Built in C: an auction of one restart on 1,000 cells should not walk them in Python.
+    zone_of = dict(zip(map(_cell_id, cells), map(_zone, cells), strict=True))
+    zones = sorted(set(zone_of.values()))
     if not guids or not zones:
         return ZoneSkew({}, None, 0, 0)
+    if holders is not None:
+        return _skew_of(_counts_by_holders(zone_of, guids, holders), zones, zone_of, result)
     counts: dict[str, Counter[str]] = {}
-    for cell in cells:
-        held = cell.lrp_counts if cell.lrp_counts is not None else Counter(cell.lrps)
-        if len(guids) < len(held):
-            for guid in guids:
-                n = held.get(guid)
-                if n:
-                    per_zone = counts.get(guid)
-                    if per_zone is None:
-                        per_zone = counts[guid] = Counter()
-                    per_zone[cell.zone] += n
-            continue
-        for guid, n in held.items():
-            if n and guid in guids:
+    helds: list[Mapping[str, int]] = [
+        cell.lrp_counts if cell.lrp_counts is not None else Counter(cell.lrps) for cell in cells]
+    cell_zones = [cell.zone for cell in cells]
+    if len(guids) <= FEW_GUIDS:
+        # A few apps (most auctions: a restart or two): each app's counts gathered over
+        # every cell in one C loop, and only the cells that hold it walked.
+        for guid in sorted(guids):
+            gathered = list(map(methodcaller("get", guid, 0), helds))
+            for zone, n in compress(zip(cell_zones, gathered, strict=True), gathered):
                 per_zone = counts.get(guid)
                 if per_zone is None:
                     per_zone = counts[guid] = Counter()
-                per_zone[cell.zone] += n
-    zone_of = {c.cell_id: c.zone for c in cells}
+                per_zone[zone] += n
+    else:
+        for zone, held in zip(cell_zones, helds, strict=True):
+            if len(guids) < len(held):
+                for guid in guids:
+                    n = held.get(guid)
+                    if n:
+                        per_zone = counts.get(guid)
+                        if per_zone is None:
+                            per_zone = counts[guid] = Counter()
+                        per_zone[zone] += n
+                continue
+            for guid, n in held.items():
+                if n and guid in guids:
+                    per_zone = counts.get(guid)
+                    if per_zone is None:
+                        per_zone = counts[guid] = Counter()
+                    per_zone[zone] += n
+    return _skew_of(counts, zones, zone_of, result)
+
+
+def _counts_by_holders(zone_of: Mapping[str, str], guids: set[str],
+                       holders: Holders) -> dict[str, Counter[str]]:
+    """The batch's apps counted per zone over the fetched cells from the store's index."""
+    counts: dict[str, Counter[str]] = {}
+    for guid in guids:
+        for cell_id, n in holders(guid).items():
+            zone = zone_of.get(cell_id)
+            if zone is not None and n:
+                per_zone = counts.get(guid)
+                if per_zone is None:
+                    per_zone = counts[guid] = Counter()
+                per_zone[zone] += n
+    return counts
+
+
+_cell_id = attrgetter("cell_id")
+_zone = attrgetter("zone")
+
+
+def _skew_of(counts: dict[str, Counter[str]], zones: list[str], zone_of: Mapping[str, str],
+             result: AuctionResult) -> ZoneSkew:
+    """The fetched counts plus this auction's placements, as ``ZoneSkew``."""
     for item in result.items:
         cell_id = result.placements.get(identifier(item))
         if cell_id is not None and type(item) is LRPWork:
@@ -88,8 +139,9 @@ def batch_zone_skew(cells: Sequence[CellState], result: AuctionResult) -> ZoneSk
 
 
 def auction_stats(cells: Sequence[CellState], result: AuctionResult, queue_times: Mapping[str, float],
-                  attempts: Mapping[str, int], now: float, *, wall_seconds: float) -> AuctionStats:
-    skew = batch_zone_skew(cells, result)
+                  attempts: Mapping[str, int], now: float, *, wall_seconds: float,
+                  holders: Holders | None = None) -> AuctionStats:
+    skew = batch_zone_skew(cells, result, holders)
     failures = failure_summary(result)
     items = len(result.placements) + len(result.failures)
     return AuctionStats(

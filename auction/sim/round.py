@@ -37,6 +37,7 @@ from auction.engine import (
     order_batch,
     schedule,
 )
+from auction.engine.state import Holders
 from auction.sim.changes import ChangeSet, Note
 from auction.sim.ids import instance_guid
 from auction.sim.loads import answering, cell_state, free_resources
@@ -68,6 +69,9 @@ class RoundInput:
     #: Each cell's fetched state as ``loads.cell_state`` makes it from ``loads`` and
     #: ``cached``, when the store keeps them between auctions; otherwise made here.
     states: Mapping[str, CellState] | None = None
+    #: A process guid's CLAIMED/RUNNING instances per cell id, now (what ``loads`` count),
+    #: when the store indexes its instances by app (``quality.batch_zone_skew``).
+    holders: Holders | None = None
 
 
 @dataclass(slots=True)
@@ -135,7 +139,8 @@ def auction_round(data: RoundInput) -> ChangeSet:
     batch = order_batch(dedupe(items), data.config.go_compat)
     kept = {id(item.ref) for item in batch}
     duplicates = [item.ref for item in items if id(item.ref) not in kept]
-    result = schedule(states, batch, data.config, explain=data.explain, ordered=True)
+    result = schedule(states, batch, data.config, explain=data.explain, ordered=True,
+                      holders=data.holders)
     outcomes, unreachable = _commit(result, {c.cell_id: c for c in data.cells}, data.loads, at)
     result = apply_commits(result, outcomes)
     by_ident = {item.identifier: item for item in batch}
@@ -151,7 +156,8 @@ def auction_round(data: RoundInput) -> ChangeSet:
     change.auction = RoundRecord(
         at=at, config=data.config, states=states, batch=batch, result=result,
         outcomes=outcomes, unreachable=unreachable,
-        stats=auction_stats(states, result, queue_times, attempts, at, wall_seconds=wall),
+        stats=auction_stats(states, result, queue_times, attempts, at, wall_seconds=wall,
+                            holders=data.holders),
         fetch_seconds=fetch_seconds, wall_seconds=wall,
         waits=[at - queue_times[i] for i in result.placements],
         attempts=[attempts[i] for i in result.placements])
