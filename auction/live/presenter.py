@@ -13,6 +13,7 @@ reach followers.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,8 @@ from auction.bbs.validation import storable_text
 from auction.live.groups import group
 from auction.live.publish import key_prefix, publish_html, state_redis
 from auction.permissions import is_operator
+
+log = logging.getLogger(__name__)
 
 PERMISSION = "auction.present"
 FIELDS = ("view", "query", "sel", "step", "scroll")
@@ -124,7 +127,28 @@ def _store(presenter: Presenter) -> None:
         "user_id": presenter.user_id, "name": presenter.name, "since": presenter.since,
         "state": presenter.state,
     }))
-    publish_html(group("presenter"), presenter_banner(presenter))
+    _send_now(presenter_banner(presenter))
+
+
+def _send_now(banner: str) -> None:
+    """The presenter's move goes to followers at once, not at the coalescer's next tick
+    (C5: within 1 s, and a page change costs the follower a page load on top). Numbered
+    from the group's own counter like a tick's frames (L4): a follower that sees them out
+    of order re-snapshots the banner, never shows an older one. Through the tick as every
+    other change when the channel layer cannot take it."""
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+
+    from auction.live.coalescer import numbered_frames
+    from auction.selectors.clock import world_epoch
+
+    try:
+        layer = get_channel_layer()
+        for topic, message in numbered_frames(state_redis(), "presenter", banner, world_epoch()):
+            async_to_sync(layer.group_send)(group(topic), message)
+    except Exception:  # noqa: BLE001 - the tick delivers it instead, a little later
+        log.warning("presenter: direct send failed; the next tick sends the banner", exc_info=True)
+        publish_html(group("presenter"), banner)
 
 
 def presenter_banner(presenter: Presenter | None = None) -> str:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -106,6 +107,30 @@ def compare_report(request: HttpRequest) -> HttpResponse:
     return response
 
 
+# The comparisons asked for lately, by their inputs. A presenter's move to /compare/ has
+# the presenter, every follower and the kiosk ask for the same one at once (C5); the
+# answer is deterministic for its inputs (built-in scenarios, fixed seed), so the first
+# computes and the rest wait for it and share it. Comparisons are CPU-bound under one GIL:
+# running them one at a time costs nobody anything.
+_COMPARED: OrderedDict[tuple[Any, ...], Comparison] = OrderedDict()
+_COMPARING = threading.Lock()
+COMPARED_KEPT = 8
+
+
+def _compared(name: str, specs: list[PaneSpec], seed: int | None, until: float) -> Comparison:
+    key = (name, tuple(specs), seed, until)
+    with _COMPARING:
+        result = _COMPARED.get(key)
+        if result is None:
+            result = compare(name, specs, seed=seed, until=until)
+            _COMPARED[key] = result
+            while len(_COMPARED) > COMPARED_KEPT:
+                _COMPARED.popitem(last=False)
+        else:
+            _COMPARED.move_to_end(key)
+    return result
+
+
 def compare_page(request: HttpRequest) -> HttpResponse:
     params = request.GET
     context: dict[str, Any] = {
@@ -116,7 +141,7 @@ def compare_page(request: HttpRequest) -> HttpResponse:
     try:
         context["chosen"] = _names(request)
         name, specs, seed, until = _inputs(request)
-        result = compare(name, specs, seed=seed, until=until)
+        result = _compared(name, specs, seed, until)
         context.update(_read_model(result, params))
     except CompareError as exc:
         context["error"] = str(exc)

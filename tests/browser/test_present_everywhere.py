@@ -3,8 +3,9 @@
 A signed-in follower with the control permission sees its controls disabled with the
 reason, can Take over from any page; the kiosk link comes from /present/ with its QR code.
 Figures (how long each step took to reach the follower) are printed; the checks allow
-2 s for an in-page change (C5's target is 1 s: about 0.2-0.6 s measured here, but a
-shared 2-core machine once took longer) and 3 s for a new page.
+2 s for an in-page change and 3 s for a new page (C5's target is 1 s: on a quiet machine
+0.1-0.2 s in place and 0.5-0.8 s for a new page, its load included; a shared 2-core
+machine under the whole suite takes longer).
 """
 
 from __future__ import annotations

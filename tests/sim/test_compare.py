@@ -142,3 +142,24 @@ def test_bench_prints_figures(capsys: pytest.CaptureFixture[str]) -> None:
     bench_main(["--cells", "30", "--sim-seconds", "60"])
     out = capsys.readouterr().out
     assert "sim-s per wall-s" in out and re.search(r"^\s+30\s+\d+", out, re.M)
+
+
+@pytest.mark.django_db
+def test_the_same_comparison_is_computed_once_per_process(client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    """dashboard.md S3: one computation per question; other inputs are their own question."""
+    from auction.views import compare as view
+
+    calls: list[str] = []
+    real = view.compare
+
+    def counted(name, specs, **kw):  # type: ignore[no-untyped-def]
+        calls.append(name)
+        return real(name, specs, **kw)
+
+    monkeypatch.setattr(view, "compare", counted)
+    monkeypatch.setattr(view, "_COMPARED", type(view._COMPARED)())
+    url = "/compare/?strategies=diego,random&scenario=boulders-pebbles&t=30"
+    first, second = client.get(url), client.get(url)
+    assert first.status_code == second.status_code == 200 and len(calls) == 1
+    assert first.content.count(b'data-strategy="') == second.content.count(b'data-strategy="') == 2
+    assert client.get(url.replace("t=30", "t=40")).status_code == 200 and len(calls) == 2
