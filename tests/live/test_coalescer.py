@@ -190,3 +190,29 @@ def test_feed_frames_carry_the_order_and_only_new_or_changed_rows(clean_redis) -
     order = re.search(r'data-order="([^"]*)"', second).group(1).split()
     assert len(order) == 4 and second.count('class="feed-row') == 1 and 'data-type="zone_fail"' in second
     assert feed_delta(feed_fragment(), sent).count('class="feed-row') == 0
+
+
+@pytest.mark.asyncio
+async def test_only_ticks_that_sent_count_towards_four_a_second(clean_redis, monkeypatch) -> None:
+    """dashboard.md L3: the 4-a-second window counts ticks that sent frames; idle ones (the
+    lock's renewal, a wake-up with nothing changed) left a change waiting for nothing."""
+    import asyncio
+
+    runner = co._Runner()
+    ticks: list[int] = []
+
+    def idle() -> list:
+        ticks.append(1)
+        return []
+
+    monkeypatch.setattr(runner, "_tick", idle)
+    task = asyncio.get_running_loop().create_task(runner._run())
+    try:
+        for _ in range(8):
+            clean_redis.rpush(co.wake_list(), "1")
+            await asyncio.sleep(0.05)
+        assert len(ticks) >= 6
+        assert len(runner.rate.sent) == 0
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)

@@ -344,7 +344,7 @@ def latency(browser, url: str, samples: int) -> dict[str, Any]:  # type: ignore[
         lat = sorted(seen[k] - t for k, t in times.items())
         out[case] = {"samples": len(lat), "p50_ms": round(statistics.median(lat), 1),
                      "p95_ms": round(lat[int(0.95 * (len(lat) - 1))], 1),
-                     "max_ms": round(lat[-1], 1)}
+                     "max_ms": round(lat[-1], 1), "all_ms": [round(v) for v in lat]}
     return out
 
 
