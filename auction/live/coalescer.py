@@ -168,6 +168,12 @@ class Coalescer:
 
     def tick(self, now: float | None = None) -> Tick:
         """Take the dirty set and render it: one render per dirty key (L3)."""
+        from auction.selectors.clock import clock_row_kept
+
+        with clock_row_kept():
+            return self._render_tick(now)
+
+    def _render_tick(self, now: float | None) -> Tick:
         from auction.selectors.clock import world_epoch
 
         now = time.monotonic() if now is None else now

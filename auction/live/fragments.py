@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
 
 from auction.selectors.clock import ClockView
 
@@ -143,8 +145,27 @@ def feed_fragment() -> str:
     them or, while the feed is paused, to count them as "n new". All of them: a snapshot."""
     from auction.selectors.feed import feed_rows, newest_event_id
 
-    return render_to_string("partials/feed_incoming.html",
-                            {"feed_rows": feed_rows(), "feed_newest": newest_event_id(), "full": True})
+    rows = feed_rows()
+    rows_html = mark_safe("".join(map(_feed_row_html, rows))) if rows else None
+    return render_to_string("partials/feed_incoming.html", {
+        "feed_rows": rows, "rows_html": rows_html, "feed_newest": newest_event_id(), "full": True})
+
+
+# A row's HTML by everything it shows: a tick re-rendered all ~70 rows through the
+# template (~17 ms of a ~50 ms tick) to send the one or two that are new.
+_FEED_ROWS_KEPT: dict[tuple[Any, ...], str] = {}
+FEED_ROWS_KEPT = 2000
+
+
+def _feed_row_html(row: Any) -> str:
+    key = (row.id, row.at, row.type, row.family, row.key, row.app, row.cell_id, row.text,
+           row.similar, row.apps_attr, row.cells_attr)
+    html = _FEED_ROWS_KEPT.get(key)
+    if html is None:
+        if len(_FEED_ROWS_KEPT) >= FEED_ROWS_KEPT:
+            _FEED_ROWS_KEPT.clear()
+        html = _FEED_ROWS_KEPT[key] = render_to_string("partials/feed_row.html", {"row": row})
+    return html
 
 
 FEED_ROW = re.compile(r'<li class="feed-row[^"]*" data-id="(\d+)"')

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from auction.models import SimClock
@@ -22,9 +25,31 @@ class ClockView:
         return format_sim_time(self.now)
 
 
+_kept = threading.local()
+
+
+@contextmanager
+def clock_row_kept() -> Iterator[None]:
+    """One read of the clock row for every render inside (a coalescer tick read it about
+    ten times, ~7 ms of a 50 ms tick). The renders of one tick show one instant anyway."""
+    _kept.on, _kept.row = True, None
+    try:
+        yield
+    finally:
+        _kept.on, _kept.row = False, None
+
+
 def clock_row() -> SimClock:
     """The single clock row; before anything ever wrote one, an unsaved one at sim time 0
     (a read never writes: ``services.clock`` creates the row when it first changes it)."""
+    if getattr(_kept, "on", False):
+        if _kept.row is None:
+            _kept.row = _clock_row()
+        return _kept.row
+    return _clock_row()
+
+
+def _clock_row() -> SimClock:
     return SimClock.objects.filter(pk=1).first() or SimClock(pk=1, anchor_wall=time.time(),
                                                               paused=True)
 

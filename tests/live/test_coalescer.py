@@ -216,3 +216,19 @@ async def test_only_ticks_that_sent_count_towards_four_a_second(clean_redis, mon
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+
+def test_the_feed_frame_rows_are_the_pages_rows_as_they_fold(clean_redis) -> None:
+    """dashboard.md M2, L1: the frame's rows (kept per row between ticks) are exactly what
+    the page's template draws, also after a row folds one more event ("+n similar")."""
+    from django.template.loader import render_to_string
+
+    from auction.live.fragments import feed_fragment
+    from auction.selectors.feed import feed_rows
+    from auction.services.domains import domain_upsert
+
+    _seed()
+    for n in range(3):
+        assert render_to_string("partials/feed_rows.html", {"rows": feed_rows()}).rstrip() in feed_fragment()
+        domain_upsert("cf-apps", 120.0 + n, source="test")
+    assert "+1 similar" in feed_fragment()
