@@ -204,6 +204,9 @@ class Coalescer:
             self.sent = {k: v for k, v in self.sent.items() if k[0] not in unwatched}
             for topic in unwatched:
                 self.feed_sent.pop(topic, None)
+        # What this tick's renders record as sent, undone if the tick straddles an epoch.
+        sent_before = dict(self.sent)
+        feed_before = {topic: dict(rows) for topic, rows in self.feed_sent.items()}
         pieces: dict[str, list[str]] = defaultdict(list)
         published: dict[str, list[str]] = defaultdict(list)  # rendered by their publishers
         messages: list[tuple[str, dict[str, Any]]] = []
@@ -260,6 +263,9 @@ class Coalescer:
                 mark_dirty(*(k for k in taken if not k.startswith(("html:", "msg:"))))
                 epoch = after
                 pieces = published
+                # Not sent, so not "what the group was sent": the next tick's render (often
+                # the same, of the new world) must go, not be skipped as unchanged.
+                self.sent, self.feed_sent = sent_before, feed_before
         for topic, htmls in sorted(pieces.items()):
             result.frames += numbered_frames(client, topic, SEP.join(htmls), epoch)
         if pieces:
