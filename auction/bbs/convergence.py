@@ -9,12 +9,10 @@ the stops, the events and the metrics. The shell applies ``lrp.ops`` and
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from auction.bbs import events as ev
+from auction.bbs.collector import collector_paused
 from auction.bbs.lrp_actions import EpochFactory, LRPConvergence, apply_actions
 from auction.bbs.lrp_convergence import LRPSelection, select
 from auction.bbs.metrics import Metrics, lrp_metrics, task_metrics
@@ -57,7 +55,7 @@ def converge(snapshot: Snapshot, *, epoch: EpochFactory | None = None) -> Conver
     ``epoch`` names the modification-tag epoch of each row the pass creates (default
     "", keeping the pass deterministic).
     """
-    with _collector_paused():
+    with collector_paused():
         sel, lrp = _lrps(snapshot, epoch)
         tasks = converge_tasks(snapshot.tasks, snapshot.cells, snapshot.now, snapshot.config)
         metrics = lrp_metrics(sel, lrp, len(snapshot.cells))
@@ -66,21 +64,6 @@ def converge(snapshot: Snapshot, *, epoch: EpochFactory | None = None) -> Conver
     return ConvergenceResult(sel, lrp, tasks, metrics, start)
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector for the pass.
-
-    The pass allocates hundreds of thousands of small acyclic objects (keys, lists);
-    each generation-2 collection would rescan the whole 250,000-row snapshot, which
-    costs more than the pass itself. Reference counting still frees everything.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _lrps(snapshot: Snapshot, epoch: EpochFactory | None) -> tuple[LRPSelection, LRPConvergence]:

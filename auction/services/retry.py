@@ -18,15 +18,15 @@ resumes after the call.
 from __future__ import annotations
 
 import functools
-import gc
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from django.db import OperationalError, connection
+
+from auction.bbs.collector import collector_paused
 
 log = logging.getLogger(__name__)
 
@@ -46,16 +46,6 @@ def is_lock_error(error: BaseException) -> bool:
     return isinstance(error, OperationalError) and any(w in str(error).lower() for w in _TRANSIENT)
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic collection during the block (reference counting still frees memory)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def retry_locked(fn: F) -> F:
@@ -68,7 +58,7 @@ def retry_locked(fn: F) -> F:
         pause = FIRST_PAUSE_S
         for attempt in range(1, ATTEMPTS + 1):
             try:
-                with gc_paused():
+                with collector_paused():
                     return fn(*args, **kwargs)
             except OperationalError as error:
                 if not is_lock_error(error):

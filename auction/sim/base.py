@@ -20,10 +20,11 @@ import heapq
 from dataclasses import replace
 
 from auction.bbs import types as core
+from auction.bbs.collector import collector_paused
 from auction.engine import AuctionConfig
 from auction.sim.cfdot import ClusterView
 from auction.sim.changes import ChangeSet
-from auction.sim.memory import LogEntry, World, collector_paused
+from auction.sim.memory import LogEntry, World
 from auction.sim.model import QueuedWork
 
 

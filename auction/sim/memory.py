@@ -13,17 +13,17 @@ from one clone each; ``checkpoint`` keeps one to reset to).
 from __future__ import annotations
 
 import copy
-import gc
 import heapq
 from collections import Counter
 from collections.abc import Callable, ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
 from operator import attrgetter
 from typing import Any
 
 from auction.bbs import types as core
 from auction.bbs.changes import RowCreate, RowDelete, RowUpdate, TaskDelete
+from auction.bbs.collector import collector_paused
 from auction.bbs.validation import bbs_message, cell_errors, task_errors
 from auction.engine import AuctionConfig, CellState
 from auction.sim import chaos as chaos_rules
@@ -861,21 +861,6 @@ class World:
 _app_order = attrgetter("process_guid")
 
 
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cycle collector off while a world runs or is copied.
-
-    A world is hundreds of thousands of long-lived, acyclic records, and a run allocates
-    a few more per event: every full collection walked them all, about a third of a
-    1,000-cell run's time. What a run leaves cyclic is found by the next collection.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _entry(at: float, event: Any) -> LogEntry:
