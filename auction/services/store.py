@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, Min
+from django.db.models import Min
 
 from auction.bbs import types as core
 from auction.bbs.changes import RowUpdate
@@ -109,6 +109,8 @@ def queued_from_values(v: tuple[Any, ...]) -> QueuedWork:
     return QueuedWork(v[0], v[1], v[2], v[3] or 0, v[4], v[5], v[6], v[7], v[8], v[9], v[10])
 
 
+CLAIM_FIELDS = ("state", "cell_id", "instance_guid", "placement_error", "since", "ready_at",
+                "crash_at", "modification_tag_index")
 _APP_FIELDS = ("domain", "instances", "memory_mb", "disk_mb", "rootfs", "placement_tags",
                "volume_drivers", "start_delay_s", "crash_probability", "crash_after_s")
 
@@ -398,15 +400,17 @@ class DbStore:
                 publish_after_commit(group("zones"), {"type": "live.cells", "cells": sorted(cells)})
 
     def _lrp_ops(self, change: ChangeSet) -> None:
-        claims: dict[tuple[str, float | None], list[int]] = defaultdict(list)
-        guids: list[Values] = []
+        claims: list[Values] = []
         others = []
         for op in change.lrp_ops:
             if (isinstance(op, RowUpdate) and op.before.state == core.UNCLAIMED
                     and op.after.state == core.CLAIMED and op.key in self._pk):
-                pk = self._pk[op.key]
-                claims[(op.after.cell_id, op.after.ready_at)].append(pk)
-                guids.append(Values(pk, instance_guid=op.after.instance_guid))
+                after = op.after
+                claims.append(Values(self._pk[op.key], state=after.state, cell_id=after.cell_id,
+                                     instance_guid=after.instance_guid,
+                                     placement_error=after.placement_error, since=after.since,
+                                     ready_at=after.ready_at, crash_at=after.crash_at,
+                                     modification_tag_index=after.modification_tag_index))
             else:
                 others.append(op)
         if others:
@@ -415,16 +419,10 @@ class DbStore:
                 self._pk[(guid, index, presence)] = pk
             apply_row_ops(others, self._pk)
         if claims:
-            # One UPDATE per (cell, ready instant): an auction's claims share everything but
-            # the cell and the instance guid, which follows in one bulk write.
-            at = change.at
-            for (cell_id, ready_at), pks in claims.items():
-                for chunk in _chunks(pks):
-                    ActualLRP.objects.filter(pk__in=chunk).update(
-                        state=ActualLRP.State.CLAIMED, cell_id=cell_id, placement_error="",
-                        since=at, ready_at=ready_at, crash_at=None,
-                        modification_tag_index=F("modification_tag_index") + 1)
-            bulk_set(ActualLRP, guids, ["instance_guid"])
+            # An auction's claims in one bulk write of every field a claim sets, without
+            # apply_row_ops' re-read: the round read these rows FOR UPDATE in this
+            # transaction (one UPDATE per cell cost 1,000 statements an auction).
+            bulk_set(ActualLRP, claims, CLAIM_FIELDS)
 
     def _queue(self, change: ChangeSet) -> None:
         if change.queue_remove:
