@@ -109,7 +109,7 @@ def queued_from_values(v: tuple[Any, ...]) -> QueuedWork:
     return QueuedWork(v[0], v[1], v[2], v[3] or 0, v[4], v[5], v[6], v[7], v[8], v[9], v[10])
 
 
-CLAIM_FIELDS = ("state", "cell_id", "instance_guid", "placement_error", "since", "ready_at",
+ROUND_FIELDS = ("state", "cell_id", "instance_guid", "placement_error", "since", "ready_at",
                 "crash_at", "modification_tag_index")
 _APP_FIELDS = ("domain", "instances", "memory_mb", "disk_mb", "rootfs", "placement_tags",
                "volume_drivers", "start_delay_s", "crash_probability", "crash_after_s")
@@ -121,6 +121,9 @@ class DbStore:
     def __init__(self, *, trigger_auctions: bool = True, trim_events: bool = True) -> None:
         self._pk: dict[core.RowKey, int] = {}
         self._task_pk: dict[str, int] = {}
+        # The UNCLAIMED rows ``round_input`` read FOR UPDATE: the round's answer is
+        # applied in the same transaction (the driver's phase, ``auction_once``).
+        self._round_locked: set[int] = set()
         self._clock = clock_row()
         self.seed = self._clock.seed
         self.trigger_auctions = trigger_auctions
@@ -287,6 +290,7 @@ class DbStore:
                     state=ActualLRP.State.UNCLAIMED)):
                 if row.lrp_key in keys:
                     unclaimed[row.lrp_key] = row
+        self._round_locked = {self._pk[row.key] for row in unclaimed.values()}
         task_guids = sorted({q.task_guid for q in queue if q.kind == "task"})
         tasks: dict[str, SimTask] = {}
         for chunk in _chunks(task_guids):
@@ -400,13 +404,16 @@ class DbStore:
                 publish_after_commit(group("zones"), {"type": "live.cells", "cells": sorted(cells)})
 
     def _lrp_ops(self, change: ChangeSet) -> None:
-        claims: list[Values] = []
+        locked, self._round_locked = self._round_locked, set()
+        if change.auction is None:
+            locked = set()
+        rounds: list[Values] = []
         others = []
         for op in change.lrp_ops:
             if (isinstance(op, RowUpdate) and op.before.state == core.UNCLAIMED
-                    and op.after.state == core.CLAIMED and op.key in self._pk):
+                    and self._pk.get(op.key) in locked):
                 after = op.after
-                claims.append(Values(self._pk[op.key], state=after.state, cell_id=after.cell_id,
+                rounds.append(Values(self._pk[op.key], state=after.state, cell_id=after.cell_id,
                                      instance_guid=after.instance_guid,
                                      placement_error=after.placement_error, since=after.since,
                                      ready_at=after.ready_at, crash_at=after.crash_at,
@@ -418,11 +425,12 @@ class DbStore:
             for guid, index, presence, pk in _pks(missing):
                 self._pk[(guid, index, presence)] = pk
             apply_row_ops(others, self._pk)
-        if claims:
-            # An auction's claims in one bulk write of every field a claim sets, without
-            # apply_row_ops' re-read: the round read these rows FOR UPDATE in this
-            # transaction (one UPDATE per cell cost 1,000 statements an auction).
-            bulk_set(ActualLRP, claims, CLAIM_FIELDS)
+        if rounds:
+            # An auction's claims and failures in one bulk write of every field the round
+            # sets, without apply_row_ops' re-read: the round read these rows FOR UPDATE in
+            # this transaction (one UPDATE per cell cost 1,000 statements an auction, and
+            # the re-read of a flood's 100,000 failures most of a second).
+            bulk_set(ActualLRP, rounds, ROUND_FIELDS)
 
     def _queue(self, change: ChangeSet) -> None:
         if change.queue_remove:
