@@ -16,7 +16,12 @@ that item *without* locality. Why that is exact:
 * A cell that no longer fits never fits again (resources only shrink), so it leaves the heap.
 
 The work per item is therefore a handful of heap operations, independent of how many
-instances were placed before it. ``reference.py`` is the straightforward scan (and the
+instances were placed before it. Once a process holds most cells (one big app spread over
+every cell), nearly every entry popped is a holder to be scored exactly and pushed back:
+when those pops for one process add up to a heap's size, the process gets heaps of its
+own keyed by its exact score, locality included (a lower bound by the same argument: the
+cell's count of the process only grows with its wins), so each of its items is again a
+handful of heap operations. ``reference.py`` is the straightforward scan (and the
 explanation path); both give identical results, which the tests check.
 """
 
@@ -99,6 +104,10 @@ class DiegoChooser:
         self.bin_term = [b * w_bin for b in bin_indices(state, w_bin)]
         self._lrp_heaps: dict[tuple[int, int, int], dict[str, list[LrpEntry]]] = {}
         self._task_heaps: dict[tuple[int, int, int], list[Entry]] = {}
+        # A process's own heaps (see the module docstring), and the holder pops it has
+        # cost the shared ones until it gets them.
+        self._guid_heaps: dict[tuple[int, int, int, str], dict[str, list[Entry]]] = {}
+        self._held_pops: dict[tuple[int, int, int, str], int] = {}
 
     def choose(self, item: WorkItem, fc: FilterClass) -> tuple[int, float] | None:
         if type(item) is LRPWork:
@@ -171,21 +180,30 @@ class DiegoChooser:
             heaps = {z: self._lrp_heap(p, mem, disk) for z, p in fc.by_zone.items()}
             self._lrp_heaps[(fc.id, mem, disk)] = heaps
         guid = item.process_guid
+        own_key = (fc.id, mem, disk, guid)
+        own = self._guid_heaps.get(own_key)
+        search: Callable[[list[str]], tuple[int, float] | None]
+        if own is not None:
+            def search(group: list[str]) -> tuple[int, float] | None:
+                return self._search_own(group, own, guid, mem, disk)
+        else:
+            def search(group: list[str]) -> tuple[int, float] | None:
+                return self._search_group(group, heaps, guid, mem, disk, fc)
         zones = fc.zones
         per_zone = self.state.zone_counts_of(guid)
         if not per_zone or len(zones) == 1:
-            return self._search_group(zones, heaps, guid, mem, disk)
+            return search(zones)
         counts = [per_zone.get(z, 0) for z in zones]
         # Walk the groups of equal counts by ascending count; equal zones are pooled.
         for count in sorted(set(counts)):
             group = [z for z, c in zip(zones, counts, strict=True) if c == count]
-            found = self._search_group(group, heaps, guid, mem, disk)
+            found = search(group)
             if found is not None:
                 return found
         return None
 
     def _search_group(self, group: list[str], heaps: dict[str, list[LrpEntry]], guid: str,
-                      mem: int, disk: int) -> tuple[int, float] | None:
+                      mem: int, disk: int, fclass: FilterClass) -> tuple[int, float] | None:
         st = self.state
         version = st.version
         lrp_counts = st.lrp_counts
@@ -228,6 +246,56 @@ class DiegoChooser:
                 held.append(heappop(heap))
             for entry in held:
                 heappush(heap, entry)
+            if held:
+                own_key = (fclass.id, mem, disk, guid)
+                pops = self._held_pops.get(own_key, 0) + len(held)
+                self._held_pops[own_key] = pops
+                if pops >= len(fclass.cells):  # the work of building the process's own heaps
+                    self._guid_heaps[own_key] = {
+                        z: self._own_heap(p, guid, mem, disk) for z, p in fclass.by_zone.items()}
+        if best_pos < 0:
+            return None
+        return best_pos, best_score
+
+    def _own_key(self, pos: int, guid: str, mem: int, disk: int) -> float | None:
+        """``_lrp_key`` with the locality of ``guid``'s instances on the cell: its exact
+        score for an item of ``guid`` (the operation order of ``_search_group``)."""
+        part = self._lrp_key(pos, mem, disk)
+        if part is None:
+            return None
+        n_same = self.state.lrp_counts[pos].get(guid)
+        if not n_same:
+            return part
+        s = self.state
+        mem_eff = mem + s.proxy[pos]
+        return ((self._resource_and_starting(pos, mem_eff, disk) + float(self.locality * n_same))
+                + self.bin_term[pos])
+
+    def _own_heap(self, positions: list[int], guid: str, mem: int, disk: int) -> list[Entry]:
+        return self._heap(positions, lambda pos, m, d: self._own_key(pos, guid, m, d), mem, disk)
+
+    def _search_own(self, group: list[str], heaps: dict[str, list[Entry]], guid: str,
+                    mem: int, disk: int) -> tuple[int, float] | None:
+        """``_search_group`` over the process's own heaps: their keys are exact scores
+        when fresh, so each zone's freshest top is its best (ties: the earlier cell)."""
+        version = self.state.version
+        best_score = INITIAL_BEST
+        best_pos = -1
+        for zone in group:
+            heap = heaps[zone]
+            while heap:
+                score, pos, seen = heap[0]
+                if score > best_score or (score == best_score and pos > best_pos):
+                    break
+                if seen != version[pos]:
+                    fresh = self._own_key(pos, guid, mem, disk)
+                    if fresh is None:
+                        heappop(heap)  # never fits again in this auction
+                    else:
+                        heapreplace(heap, (fresh, pos, version[pos]))
+                    continue
+                best_score, best_pos = score, pos
+                break
         if best_pos < 0:
             return None
         return best_pos, best_score

@@ -180,26 +180,38 @@ def _copy(conn: Any, table: str, columns: list[str], rows: Iterable[Sequence[Any
           ignore_conflicts: bool) -> int:
     """PostgreSQL: ``COPY ... FROM STDIN`` (psycopg streams the rows; a multi-row INSERT
     of 100,000 rows spent ~14 s in the driver's client-side query formatting). With
-    ``ignore_conflicts`` the rows land in a temporary table first and move over with
-    ``INSERT ... SELECT ... ON CONFLICT DO NOTHING``."""
+    ``ignore_conflicts`` the rows are first copied straight in under a savepoint (no
+    other writer created one of the keys: the usual case); on a conflict they land in a
+    temporary table and move over with ``INSERT ... SELECT ... ON CONFLICT DO NOTHING``
+    (0.3 s more for a scale to 100,000)."""
     from django.db import transaction
 
     quote = conn.ops.quote_name
     names = ", ".join(quote(c) for c in columns)
     target = quote(table)
-    sent = 0
+
+    def copy_into(raw: Any, into: str, values: Iterable[Sequence[Any]]) -> int:
+        sent = 0
+        with raw.copy(f"COPY {into} ({names}) FROM STDIN") as copy:
+            for row in values:
+                copy.write_row(row)
+                sent += 1
+        return sent
+
     with transaction.atomic(using=conn.alias), conn.cursor() as cursor:
         raw = cursor.cursor  # the psycopg cursor under Django's wrapper
-        into = target
-        if ignore_conflicts:
-            into = quote(f"bulk_{table}")
-            raw.execute(f"DROP TABLE IF EXISTS {into}")
-            raw.execute(f"CREATE TEMP TABLE {into} ON COMMIT DROP AS SELECT {names} FROM {target} WITH NO DATA")
-        with raw.copy(f"COPY {into} ({names}) FROM STDIN") as copy:
-            for values in rows:
-                copy.write_row(values)
-                sent += 1
-        if ignore_conflicts:
-            raw.execute(f"INSERT INTO {target} ({names}) SELECT {names} FROM {into} ON CONFLICT DO NOTHING")
-            raw.execute(f"DROP TABLE {into}")
+        if not ignore_conflicts:
+            return copy_into(raw, target, rows)
+        kept = list(rows)
+        try:
+            with transaction.atomic(using=conn.alias):
+                return copy_into(raw, target, kept)
+        except conn.Database.IntegrityError:  # psycopg's own: the raw cursor's error
+            pass
+        into = quote(f"bulk_{table}")
+        raw.execute(f"DROP TABLE IF EXISTS {into}")
+        raw.execute(f"CREATE TEMP TABLE {into} ON COMMIT DROP AS SELECT {names} FROM {target} WITH NO DATA")
+        sent = copy_into(raw, into, kept)
+        raw.execute(f"INSERT INTO {target} ({names}) SELECT {names} FROM {into} ON CONFLICT DO NOTHING")
+        raw.execute(f"DROP TABLE {into}")
     return sent

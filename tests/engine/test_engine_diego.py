@@ -128,3 +128,25 @@ def test_go_compat_bin_pack_ranks_equal_indices_in_go_order_auction_md_2_1():
     go = AuctionConfig(bin_pack_first_fit_weight=1e-9, go_compat=True)
     # With a bin-pack weight the lower rank scores lower too: the winner is Go's rank 1.
     assert schedule(cells, lrp, go).placements == {"web.0": "c6"}
+
+
+def test_one_process_over_every_cell_places_as_the_scan_auction_md_4_4():
+    """auction.md 4.4-4.6: once one process holds every cell its items are searched in
+    heaps of its own (locality included); placements and scores stay the scan's, ties
+    and the zone walk included."""
+    from auction.engine import CellState
+
+    total = Resources(4000, 4000, 200)
+    cells = [CellState(f"c{i:02d}", f"z{i % 3}", i // 3, total,
+                       Resources(4000 - 100 * (i % 4), 4000, 200), starting_containers=i % 2,
+                       lrps=("big",) * (i % 5))
+             for i in range(24)]
+    work = [LRPWork("big", i, 64 + 64 * (i % 3), 64) for i in range(900)]
+    work += [LRPWork("small", i, 64, 64) for i in range(30)]
+    for config in (AuctionConfig(), AuctionConfig(bin_pack_first_fit_weight=0.5),
+                   AuctionConfig(locality_offset=3, starting_container_weight=1.0)):
+        fast = schedule(cells, work, config)
+        scan = schedule(cells, work, config, explain=True)
+        assert fast.failures
+        assert (fast.placements, fast.failures, fast.scores) == (
+            scan.placements, scan.failures, scan.scores)

@@ -40,3 +40,23 @@ def test_nulls_floats_and_json_round_trip() -> None:
     assert got == {"x0": (None, [[1.0, "opened"], [2.0, "re-stamped 0"]]),
                    "x1": (2.25, [[1.0, "opened"], [2.0, "re-stamped 1"]]),
                    "x2": (4.5, [[1.0, "opened"], [2.0, "re-stamped 2"]])}
+
+
+def test_insert_ignoring_conflicts_keeps_the_row_already_there_and_adds_the_rest() -> None:
+    """A scale's new rows meet a row another writer created meanwhile (bbs.md 4.3): that
+    row stays as it is, every other row is inserted (PostgreSQL: the straight copy fails
+    and the rows go through the temporary table)."""
+    from auction.models import ActualLRP, DesiredLRP
+    from auction.services.bulk import bulk_insert
+
+    DesiredLRP.objects.create(process_guid="a", domain="d", instances=3)
+    ActualLRP.objects.create(desired_id="a", index=1, domain="d", placement_error="theirs")
+    rows = [("a", i, "d", "ours") for i in range(3)]
+    sent = bulk_insert(ActualLRP, ("desired_id", "index", "domain", "placement_error"), rows,
+                       ignore_conflicts=True)
+    assert sent == 3
+    assert sorted(ActualLRP.objects.values_list("index", "placement_error")) == [
+        (0, "ours"), (1, "theirs"), (2, "ours")]
+    bulk_insert(ActualLRP, ("desired_id", "index", "domain", "placement_error"), [("a", 3, "d", "new")],
+                ignore_conflicts=True)
+    assert ActualLRP.objects.count() == 4
