@@ -381,13 +381,27 @@ def events_views_key() -> str:
     return f"{key_prefix()}:events-views"
 
 
+def events_views_at_key() -> str:
+    return f"{key_prefix()}:events-views-at"
+
+
+# How long a history view nobody watches is kept. A page registers its view before it
+# counts as watching it, and a reloading page stops watching before it starts again: a
+# view forgotten in between was never rendered again for that page (the convergence test
+# caught /events/ stuck after a scenario load).
+EVENTS_VIEW_KEEP_S = 300.0
+
+
 def events_view_register(query: str) -> str:
     """The group of one history view (filters and page): ``events.<digest>``; the query
     is kept so the coalescer renders each watched view once, whoever watches it."""
 
     topic = "events." + hashlib.sha1(query.encode()).hexdigest()[:16]
     try:
-        state_redis().hset(events_views_key(), topic, query)
+        pipe = state_redis().pipeline(transaction=False)
+        pipe.hset(events_views_key(), topic, query)
+        pipe.hset(events_views_at_key(), topic, repr(time.time()))
+        pipe.execute()
     except redis.RedisError as exc:
         log.warning("live: events view: %s", exc)
     return topic
@@ -397,12 +411,17 @@ def _render_events(_: list[str]) -> list[tuple[str, str]]:
     client = state_redis()
     views = {k.decode(): v.decode() for k, v in client.hgetall(events_views_key()).items()}
     watched = watched_topics(client)
-    # Views nobody watches any more are forgotten (a page re-registers its own), and their
-    # numbers move like every unwatched group's.
-    gone = {topic for topic in views if topic not in watched}
-    if gone:
-        client.hdel(events_views_key(), *sorted(gone))
-        _count_unseen_changes(client, gone)
+    # Views nobody watches are not rendered and their numbers move like every unwatched
+    # group's; those unwatched and unregistered for EVENTS_VIEW_KEEP_S are forgotten.
+    unwatched = {topic for topic in views if topic not in watched}
+    if unwatched:
+        _count_unseen_changes(client, unwatched)
+        at = {k.decode(): float(v) for k, v in client.hgetall(events_views_at_key()).items()}
+        now = time.time()
+        gone = sorted(t for t in unwatched if now - at.get(t, 0.0) > EVENTS_VIEW_KEEP_S)
+        if gone:
+            client.hdel(events_views_key(), *gone)
+            client.hdel(events_views_at_key(), *gone)
     return [(topic, fragments.events_history_fragment(views[topic]))
             for topic in sorted(watched) if topic in views]
 

@@ -232,3 +232,20 @@ def test_the_feed_frame_rows_are_the_pages_rows_as_they_fold(clean_redis) -> Non
         assert render_to_string("partials/feed_rows.html", {"rows": feed_rows()}).rstrip() in feed_fragment()
         domain_upsert("cf-apps", 120.0 + n, source="test")
     assert "+1 similar" in feed_fragment()
+
+
+def test_a_history_view_outlives_a_moment_nobody_watches_it(clean_redis, monkeypatch) -> None:
+    """dashboard.md M2, L1: a page registers its /events/ view before it counts as watching,
+    and a reloading page stops watching before it starts again: a tick in between must not
+    forget the view (that page then never got the history again). Forgotten only after
+    EVENTS_VIEW_KEEP_S unwatched."""
+    topic = co.events_view_register("type=&app=&cell=&page=1")
+    co._render_events([])  # nobody watches it at this instant
+    assert clean_redis.hexists(co.events_views_key(), topic)
+    co.viewers_change([topic], 1)
+    assert [t for t, _ in co._render_events([])] == [topic]
+    co.viewers_change([topic], -1)
+    later = co.time.time() + co.EVENTS_VIEW_KEEP_S + 1
+    monkeypatch.setattr(co.time, "time", lambda: later)
+    co._render_events([])
+    assert not clean_redis.hexists(co.events_views_key(), topic)
