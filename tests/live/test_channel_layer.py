@@ -38,3 +38,44 @@ def test_group_add_many_and_discard_many_reach_exactly_the_groups(redis_channel_
     assert sorted(got) == sorted(f"w.test.zone.z{n}" for n in range(10))
     assert other_got == ["w.test.zone.z0", "w.test.zone.z0"]
     assert leftover == 0
+
+
+def test_a_cancelled_receive_ends_as_a_cancellation_not_a_timeout(redis_channel_layer, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A socket closing cancels its consumer's receive; redis-py may answer that with
+    ``TimeoutError`` ("Timeout reading from ..."), which channels does not expect and daphne
+    logged as "Exception inside application" for a closed tab (dashboard.md L10). The
+    layer gives it back as ``CancelledError``; a real timeout (nobody cancelled) stays one."""
+    from channels_redis.core import RedisChannelLayer as Base
+
+    async def redis_like_receive(self, channel):  # type: ignore[no-untyped-def]
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            raise TimeoutError("Timeout reading from redis.sock") from None
+
+    async def timing_out_receive(self, channel):  # type: ignore[no-untyped-def]
+        raise TimeoutError("Timeout reading from redis.sock")
+
+    async def scenario() -> tuple[str, str]:
+        layer = get_channel_layer()
+        channel = await layer.new_channel()
+        monkeypatch.setattr(Base, "receive", redis_like_receive)
+        task = asyncio.ensure_future(layer.receive(channel))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        try:
+            await task
+            cancelled = "returned"
+        except asyncio.CancelledError:
+            cancelled = "cancelled"
+        except TimeoutError:
+            cancelled = "timeout"
+        monkeypatch.setattr(Base, "receive", timing_out_receive)
+        try:
+            await layer.receive(channel)
+            uncancelled = "returned"
+        except TimeoutError:
+            uncancelled = "timeout"
+        return cancelled, uncancelled
+
+    assert asyncio.run(scenario()) == ("cancelled", "timeout")
