@@ -21,7 +21,7 @@ def presenting(request: HttpRequest) -> dict[str, Any]:
     user with the ``present`` permission may take over from any page, and a page
     opened with a valid kiosk token is drawn as a wall screen (no menus, no controls)
     so a kiosk follows the presenter onto every page. Callables: the admin reads none."""
-    from auction.live.presenter import PERMISSION, current_presenter
+    from auction.live.presenter import PERMISSION, current_presenter, user_tag
     from auction.views.kiosk import kiosk_token_valid
 
     # An error page for a request refused before AuthenticationMiddleware ran (a bad
@@ -41,6 +41,7 @@ def presenting(request: HttpRequest) -> dict[str, Any]:
         "kiosk_mode": lambda: bool(token) and kiosk_token_valid(token),
         # An operator's second screen stays where it is, whoever presents (C5).
         "no_follow": request.GET.get("follow") == "0",
+        "user_tag": lambda: user_tag(user.pk) if user.is_authenticated else "",
     }
 
 

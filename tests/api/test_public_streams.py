@@ -9,7 +9,7 @@ from django.test import Client, RequestFactory
 
 from auction.api.events import events_after, signed_in, sse_frame
 from auction.live.fragments import events_history_fragment, feed_fragment
-from auction.live.presenter import Presenter, presenter_banner
+from auction.live.presenter import Presenter, presenter_banner, user_tag
 from auction.models import BBSEvent
 
 pytestmark = pytest.mark.django_db
@@ -45,5 +45,8 @@ def test_feed_history_and_their_live_frames_say_an_operator(api, cluster) -> Non
 
 
 def test_the_presenter_banner_sent_to_followers_has_no_username() -> None:
-    html = presenter_banner(Presenter(1, "zelda", 0.0, {"view": "/grid/"}))
+    html = presenter_banner(Presenter(4217, "zelda", 0.0, {"view": "/grid/"}))
     assert "following an operator" in html and "zelda" not in html
+    # Nor the account's number: the presenter's own page recognises itself by a tag.
+    assert "4217" not in html
+    assert f'data-presenter-id="{user_tag(4217)}"' in html and user_tag(4217) != user_tag(4218)
