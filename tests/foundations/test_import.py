@@ -167,3 +167,14 @@ def test_the_command_exits_1_with_one_line_and_no_traceback_plans_md_3_1(tmp_pat
                           text=True, timeout=120, env={**os.environ, "DIEGO_VAR_DIR": str(tmp_path)})
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines() == ['CommandError: actual.jsonl:1: presence: unknown value "SUSPICIOUS"']
+
+
+def test_a_silent_cell_says_its_presence_is_held_not_lapsing_plans_md_3_2(client) -> None:  # type: ignore[no-untyped-def]
+    """plans.md 3.2 point 2: a cell with a presence and no cell-state is failed but its
+    presence stays; the grid must not count down to a lapse that never comes."""
+    foundation_import(capture())
+    html = client.get("/grid/").content.decode()
+    cell = html[html.index('id="cell-old-rep-cell"'):]
+    cell = cell[:cell.index("</article>")]
+    assert "not answering · presence held" in cell and 'data-presence="held"' in cell
+    assert "presence lapses in" not in cell
