@@ -15,11 +15,20 @@ from auction.services import signin
 pytestmark = pytest.mark.django_db
 
 
+def _clear_counts() -> None:
+    cache.clear()
+    from auction.live.publish import key_prefix, state_redis
+
+    state = state_redis()
+    for key in state.scan_iter(f"{key_prefix()}:signin-failures:*"):
+        state.delete(key)
+
+
 @pytest.fixture(autouse=True)
 def _fresh_counts():
-    cache.clear()
+    _clear_counts()
     yield
-    cache.clear()
+    _clear_counts()
 
 
 @pytest.fixture
@@ -87,3 +96,25 @@ def test_the_admin_login_is_throttled_too(operator) -> None:
         client.post("/admin/login/", {"username": "admin", "password": "wrong"})
     held = client.post("/admin/login/", {"username": "admin", "password": "wrong"})
     assert b"Too many failed sign-ins" in held.content
+
+
+def test_every_web_process_shares_the_count() -> None:
+    """AD7: with two daphnes behind one address, failures counted by one hold up the
+    other. A second process starts with an empty memory cache; the count is in Redis."""
+    now = 1_000_000.0
+    for _ in range(signin.FREE_FAILURES):
+        signin.signin_failed("u", "a", now)
+    cache.clear()  # what the other process's memory holds
+    assert signin.signin_wait_s("u", "a", now) == 30
+
+
+def test_without_redis_the_throttle_still_counts(settings) -> None:
+    """AD7: a Redis that does not answer never opens the door nor locks everyone out."""
+    settings.REDIS_STATE_URL = "unix:///nonexistent/diego-web-redis.sock"
+    now = 1_000_000.0
+    for _ in range(signin.FREE_FAILURES):
+        assert signin.signin_wait_s("u", "a", now) == 0
+        signin.signin_failed("u", "a", now)
+    assert signin.signin_wait_s("u", "a", now) == 30
+    signin.signin_succeeded("u", "a")
+    assert signin.signin_wait_s("u", "a", now) == 0
