@@ -41,8 +41,8 @@ def plan_run(plan_id: int) -> None:
 
 
 @shared_task(name="auction.tasks.zone_loss_run", ignore_result=True)
-def zone_loss_run() -> None:
-    """The live cluster's N-1 answer for the grid's chips, off the web process (plans.md 2.2)."""
+def zone_loss_run(base: str = "live") -> None:
+    """A base's N-1 answer for the grid's chips and the API, off the web process (plans.md 2.2)."""
     from auction.services.plans import zone_loss_refresh
 
-    zone_loss_refresh()
+    zone_loss_refresh(base)

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 def asked(db: None, monkeypatch):  # type: ignore[no-untyped-def]
     simulate_in_database("seed-example", 60.0)
     sent: list[int] = []
-    monkeypatch.setattr(tasks.zone_loss_run, "delay", lambda: sent.append(1))
+    monkeypatch.setattr(tasks.zone_loss_run, "delay", lambda base: sent.append(1))
     return sent
 
 
@@ -45,7 +45,7 @@ def test_the_worker_lets_the_claim_go_even_when_it_fails_plans_md_2_2(asked, mon
 
 
 def test_no_broker_lets_the_claim_go_for_a_later_ask_plans_md_2_2(asked, monkeypatch, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
-    def refused() -> None:
+    def refused(base: str) -> None:
         raise ConnectionError("no broker")
 
     monkeypatch.setattr(tasks.zone_loss_run, "delay", refused)
