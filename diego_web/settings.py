@@ -255,7 +255,16 @@ CELERY_TASK_IGNORE_RESULT = True
 # the threads the clock ticks and auctions run on (bbs.md 7.1).
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_CALLBACK_QUEUE = "callbacks"
-CELERY_TASK_ROUTES = {"auction.tasks.task_callback": {"queue": CELERY_CALLBACK_QUEUE}}
+# Plans and capacity answers run the simulation forward in memory (a big base's zone-loss
+# answer takes minutes): they have their own queue and worker process too (Procfile
+# ``plans``), so they never hold the threads or the interpreter the clock's ticks and
+# auctions run on (plans.md 2.2).
+CELERY_PLANS_QUEUE = "plans"
+CELERY_TASK_ROUTES = {
+    "auction.tasks.task_callback": {"queue": CELERY_CALLBACK_QUEUE},
+    "auction.tasks.plan_run": {"queue": CELERY_PLANS_QUEUE},
+    "auction.tasks.zone_loss_run": {"queue": CELERY_PLANS_QUEUE},
+}
 
 # --- the simulation ---------------------------------------------------------------------
 # One live cluster ("world") in the database; group names carry it so comparison worlds

@@ -557,8 +557,8 @@ def _zone_loss_dispatch(base: str, claimed_at: Any) -> None:
         from auction.tasks import zone_loss_run
 
         zone_loss_run.delay(base)
-    except Exception:  # noqa: BLE001 - no broker: the chips say "checking", the API 503, until a later ask
-        log.warning("no broker; the zone-loss answer of %s waits for a worker", base)
+    except Exception as exc:  # noqa: BLE001 - no broker: the chips say "checking", the API 503, until a later ask
+        log.warning("no broker (%s); the zone-loss answer of %s waits for a worker", exc, base)
         ZoneLossAnswer.objects.filter(base=base, computing_since=claimed_at).update(computing_since=None)
 
 
