@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Q
 from django.urls import reverse
@@ -188,6 +189,7 @@ def plan_start(body: Mapping[str, Any], *, user: Any = None, source: str = "api"
     audit_record("plan_create", f"plan-{plan.pk}", sim_now(), source=source, user=user,
                  diff={"base": [None, base], "horizon_s": [None, horizon],
                        "changes": [None, [c.describe() for c in changes]]})
+    plans_expire(source=source, sparing=plan.pk)
     return plan, run
 
 
@@ -348,16 +350,41 @@ def plan_cancel(plan_id: Any, *, user: Any = None, source: str = "dashboard") ->
     return plan
 
 
+def plans_expire(*, now: datetime | None = None, source: str = "system", sparing: int | None = None) -> int:
+    """Delete the plans past their retention (plans.md 1.8), their auctions with them, and
+    answer how many: applied plans stay; an unapplied one goes once it is older than
+    ``DIEGO_PLANS_MAX_AGE_DAYS`` or beyond the newest ``DIEGO_PLANS_KEEP`` unapplied
+    (a running one only by age: its runner finds it gone and stops). ``sparing``: the plan
+    just created, kept whatever the settings say (its creator is about to show it)."""
+    now = now or timezone.now()
+    unapplied = Plan.objects.filter(applied_at__isnull=True)
+    old = Q(created_at__lt=now - timedelta(days=settings.DIEGO_PLANS_MAX_AGE_DAYS))
+    newest = list(unapplied.exclude(old).order_by("-pk").values_list("pk", flat=True)
+                  [:max(settings.DIEGO_PLANS_KEEP, 0)])
+    ids = list(unapplied.filter(old | (~Q(pk__in=newest) & ~Q(status=Plan.Status.RUNNING)))
+               .exclude(pk=sparing).order_by("pk").values_list("pk", flat=True))
+    if not ids:
+        return 0
+    with transaction.atomic():
+        Plan.objects.filter(pk__in=ids).delete()  # PlanAuction rows cascade
+        audit_record("plans_expire", "plans", sim_now(), source=source, user=None,
+                     diff={"plans": [ids, None]})
+    return len(ids)
+
+
 def plan_get(plan_id: Any) -> Plan:
     """A plan by id, or the newest with ``latest``."""
     if plan_id == "latest":
         plan = Plan.objects.order_by("-pk").first()
+        if plan is None:
+            raise ResourceNotFound("no plan yet")
     else:
         text = str(plan_id)
         plan = Plan.objects.filter(pk=int(text)).first() if text.isascii() and text.isdigit() \
             and len(text) <= 12 else None
     if plan is None:
-        raise ResourceNotFound()
+        # Plans expire (``plans_expire``): say so, so a bookmarked plan is not a riddle.
+        raise ResourceNotFound(f"plan {plan_id} expired or never existed")
     if (plan.status == Plan.Status.RUNNING
             and (timezone.now() - plan.created_at).total_seconds() > STALE_S and plan.progress == 0):
         # Its process went away before the first step: say so rather than spin forever.
