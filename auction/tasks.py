@@ -40,9 +40,17 @@ def plan_run(plan_id: int) -> None:
     plan_run_by_id(plan_id)
 
 
+@shared_task(name="auction.tasks.plans_expire", ignore_result=True)
+def plans_expire() -> int:
+    """Beat's hourly sweep of expired plans (plans.md 1.8)."""
+    from auction.services.plans import plans_expire as expire
+
+    return expire(source="system")
+
+
 @shared_task(name="auction.tasks.zone_loss_run", ignore_result=True)
-def zone_loss_run() -> None:
-    """The live cluster's N-1 answer for the grid's chips, off the web process (plans.md 2.2)."""
+def zone_loss_run(base: str = "live") -> None:
+    """A base's N-1 answer for the grid's chips and the API, off the web process (plans.md 2.2)."""
     from auction.services.plans import zone_loss_refresh
 
-    zone_loss_refresh()
+    zone_loss_refresh(base)

@@ -255,7 +255,17 @@ CELERY_TASK_IGNORE_RESULT = True
 # the threads the clock ticks and auctions run on (bbs.md 7.1).
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_CALLBACK_QUEUE = "callbacks"
-CELERY_TASK_ROUTES = {"auction.tasks.task_callback": {"queue": CELERY_CALLBACK_QUEUE}}
+# Plans and capacity answers run the simulation forward in memory (a big base's zone-loss
+# answer takes minutes): they have their own queue and worker process too (Procfile
+# ``plans``), so they never hold the threads or the interpreter the clock's ticks and
+# auctions run on (plans.md 2.2).
+CELERY_PLANS_QUEUE = "plans"
+CELERY_TASK_ROUTES = {
+    "auction.tasks.task_callback": {"queue": CELERY_CALLBACK_QUEUE},
+    "auction.tasks.plan_run": {"queue": CELERY_PLANS_QUEUE},
+    "auction.tasks.zone_loss_run": {"queue": CELERY_PLANS_QUEUE},
+    "auction.tasks.plans_expire": {"queue": CELERY_PLANS_QUEUE},
+}
 
 # --- the simulation ---------------------------------------------------------------------
 # One live cluster ("world") in the database; group names carry it so comparison worlds
@@ -265,6 +275,11 @@ DIEGO_WORLD = env_str("DIEGO_WORLD", "main")
 DIEGO_API_PUBLIC_READS = env_bool("DIEGO_API_PUBLIC_READS", True)
 # The largest cfdot capture an upload may carry (plans.md 3.6), all its files together.
 DIEGO_UPLOAD_MAX_MB = env_float("DIEGO_UPLOAD_MAX_MB", 200.0)
+# Plans expire (plans.md 1.8): each keeps up to megabytes of records. Applied plans stay (the
+# live cluster's history); of the others the newest DIEGO_PLANS_KEEP stay, none older than
+# DIEGO_PLANS_MAX_AGE_DAYS. Pruned on every plan created and by beat every hour.
+DIEGO_PLANS_KEEP = int(env_float("DIEGO_PLANS_KEEP", 50))
+DIEGO_PLANS_MAX_AGE_DAYS = env_float("DIEGO_PLANS_MAX_AGE_DAYS", 7.0)
 # How often beat ticks the simulated clock (wall seconds).
 DIEGO_TICK_SECONDS = env_float("DIEGO_TICK_SECONDS", 1.0)
 # Declared here so a fresh database gets it; django-celery-beat's DatabaseScheduler
@@ -276,6 +291,7 @@ CELERY_BEAT_SCHEDULE = {
         # A tick that waited longer than two periods is stale news: drop it.
         "options": {"expires": max(DIEGO_TICK_SECONDS * 2, 2.0)},
     },
+    "plans-expire": {"task": "auction.tasks.plans_expire", "schedule": 3600.0, "options": {"expires": 3600.0}},
 }
 
 LOGGING = {

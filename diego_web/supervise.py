@@ -59,9 +59,11 @@ def wanted_processes(environ: dict[str, str]) -> list[str]:
     # DIEGO_OTTO=0 (they run elsewhere, or a test starts them itself, in its own order).
     # ``callbacks`` is a second Celery worker for task completion callbacks only (bbs.md
     # 7.1): a receiver that never answers holds its threads, not the clock's or auctions'.
-    names = ["redis", "web", "worker", "callbacks", "beat", "otto", "orchestrators"]
+    # ``plans`` is a third, for plans and zone-loss answers (plans.md 2.2): minutes of
+    # simulation in its own interpreter, never between the clock's ticks.
+    names = ["redis", "web", "worker", "callbacks", "plans", "beat", "otto", "orchestrators"]
     if environ.get("DIEGO_OTTO", "1").lower() in ("0", "false", "no", "off"):
-        names = names[:5]
+        names = names[:6]
     return names[1:] if environ.get("REDIS_URL") else names
 
 

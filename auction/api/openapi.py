@@ -176,6 +176,14 @@ _ZONE_LOSS = _record(
         status={"type": "string", "enum": ["red", "amber", "green"]})},
     horizon_s=NUMBER, base_now=NUMBER,
 )
+# A big base's answer is the worker's (plans.md 2.2): the request only asks for it.
+_ZONE_LOSS_COMPUTING = _record(
+    computing={"type": "boolean", "enum": [True]},
+    since={"type": "string", "description": "When the worker was asked (ISO 8601)."},
+    last={"oneOf": [_ref("ZoneLoss"), {"type": "null"}],
+          "description": "The last answer, of an older state of the base (null: none yet)."},
+    retry_after_s={**INTEGER, "description": "Ask again after this many seconds (also Retry-After)."},
+)
 
 
 def _page(member: str, item: str) -> dict[str, Any]:
@@ -197,6 +205,7 @@ _ERROR_WORDS = {
     409: "ResourceExists / InvalidStateTransition",
     413: "InvalidRequest: the upload is larger than DIEGO_UPLOAD_MAX_MB",
     415: "InvalidRequest: the body was not sent as JSON (bbs.md 1.7)",
+    503: "ServiceUnavailable: the Celery worker that does this is out of reach (no broker)",
 }
 
 
@@ -229,11 +238,12 @@ def _body(schema_name: str, example: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read(op_id: str, summary: str, answer: dict[str, Any], *codes: int, login: bool = True,
-          **extra: Any) -> dict[str, Any]:
-    """A GET: public on the demo, 401 when reads need a login (``login``)."""
+          accepted: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    """A GET: public on the demo, 401 when reads need a login (``login``); ``accepted``:
+    its other successes (a 202 while a worker works the answer out)."""
     codes = (*codes, 401) if login else codes
     return {"operationId": op_id, "summary": summary, **extra,
-            "responses": {"200": answer, **_errors(*sorted(set(codes)))}}
+            "responses": {"200": answer, **(accepted or {}), **_errors(*sorted(set(codes)))}}
 
 
 def _write(op_id: str, summary: str, status: int, answer: dict[str, Any], *codes: int,
@@ -467,8 +477,12 @@ def _document() -> dict[str, Any]:
                             _query("placement_tags"), _query("volume_drivers"),
                             _query("kind", enum=["lrp", "task"]), _query("base")])},
             "/capacity/zone_loss": {"get": _read(
-                "getZoneLoss", "N-1: each zone failed in turn (plans.md 2.2)",
-                _answer("Zone loss", _ref("ZoneLoss")), 400, parameters=[_query("base")])},
+                "getZoneLoss", "N-1: each zone failed in turn (plans.md 2.2); 202 while the worker "
+                "works a big base's answer out",
+                _answer("Zone loss", _ref("ZoneLoss")), 400, 503, parameters=[_query("base")],
+                accepted={"202": {**_answer("Being worked out by the worker: ask again after Retry-After "
+                                            "seconds", _ZONE_LOSS_COMPUTING),
+                                  "headers": {"Retry-After": {"schema": INTEGER}}}})},
             "/auctions/{auction_id}": {
                 "parameters": [_path("auction_id", "a-1")],
                 "get": _read("getAuction", "One Otto auction, open or closed",

@@ -11,6 +11,7 @@ from django.http import HttpRequest, JsonResponse
 from auction.api.auth import operator, reader
 from auction.api.http import endpoint, json_body, ok
 from auction.services import plans
+from auction.services.errors import InvalidRequest, ServiceUnavailable
 
 CAPACITY_QUERY = ("memory_mb", "disk_mb", "rootfs", "placement_tags", "volume_drivers", "kind", "base")
 
@@ -39,13 +40,21 @@ def _capacity(request: HttpRequest) -> JsonResponse:
 
 
 def _zone_loss(request: HttpRequest) -> JsonResponse:
+    """The answer (200), or 202 while the worker works a big base's out (plans.md 2.2)."""
     reader(request)
     unknown = sorted(set(request.GET) - {"base"})
     if unknown:
-        from auction.services.errors import InvalidRequest
-
         raise InvalidRequest(f"Invalid field: {unknown[0]}")
-    return ok(plans.zone_loss_answer(request.GET.get("base")))
+    state = plans.zone_loss_poll(request.GET.get("base"))
+    if state.answer is not None:
+        return ok(state.answer)
+    if state.since is None:
+        raise ServiceUnavailable("no Celery broker answers: the zone-loss answer of a big base is worked out "
+                                 "by the worker; start it (make run) and ask again")
+    response = ok({"computing": True, "since": state.since.isoformat(), "last": state.last,
+                   "retry_after_s": plans.ZONE_LOSS_RETRY_S}, status=202)
+    response["Retry-After"] = str(plans.ZONE_LOSS_RETRY_S)
+    return response
 
 
 collection = endpoint(post=_create)

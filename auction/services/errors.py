@@ -23,6 +23,13 @@ class InvalidRequest(BBSError):
     status = 400
 
 
+class ServiceUnavailable(BBSError):
+    """What the request needs runs elsewhere (the Celery worker) and cannot be reached."""
+
+    type = "ServiceUnavailable"
+    status = 503
+
+
 class ResourceExists(BBSError):
     type = "ResourceExists"
     status = 409

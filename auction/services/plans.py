@@ -12,8 +12,9 @@ process when no broker answers, writing its progress on the ``Plan`` row and sto
 between two steps when cancelled. Runs take turns (``_RUNS``): one at a time per process.
 A plan keeps its first auctions' replay records, bounded (``PlanReplays``).
 
-The grid's zone-loss answer is kept in the database with its world's fingerprint; on a
-big cluster the web process only asks the worker for a new one (``zone_loss_request``).
+A base's zone-loss answer is kept in the database with its world's fingerprint; on a
+big base the web process only asks the worker for a new one (``zone_loss_request``):
+neither the grid's chips nor the API work it out inside a request.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Q
 from django.urls import reverse
@@ -90,6 +93,8 @@ PLAN_REPLAY_BYTES = 8_000_000
 _RUNS = threading.Lock()
 #: A zone-loss claim older than this was lost with its worker; the next ask makes a new one.
 ZONE_LOSS_STALE_S = 300.0
+#: When an API client asking for a zone-loss answer being worked out is told to ask again.
+ZONE_LOSS_RETRY_S = 5
 BODY_MEMBERS = ("base", "changes", "horizon_s")
 
 
@@ -184,6 +189,7 @@ def plan_start(body: Mapping[str, Any], *, user: Any = None, source: str = "api"
     audit_record("plan_create", f"plan-{plan.pk}", sim_now(), source=source, user=user,
                  diff={"base": [None, base], "horizon_s": [None, horizon],
                        "changes": [None, [c.describe() for c in changes]]})
+    plans_expire(source=source, sparing=plan.pk)
     return plan, run
 
 
@@ -344,16 +350,41 @@ def plan_cancel(plan_id: Any, *, user: Any = None, source: str = "dashboard") ->
     return plan
 
 
+def plans_expire(*, now: datetime | None = None, source: str = "system", sparing: int | None = None) -> int:
+    """Delete the plans past their retention (plans.md 1.8), their auctions with them, and
+    answer how many: applied plans stay; an unapplied one goes once it is older than
+    ``DIEGO_PLANS_MAX_AGE_DAYS`` or beyond the newest ``DIEGO_PLANS_KEEP`` unapplied
+    (a running one only by age: its runner finds it gone and stops). ``sparing``: the plan
+    just created, kept whatever the settings say (its creator is about to show it)."""
+    now = now or timezone.now()
+    unapplied = Plan.objects.filter(applied_at__isnull=True)
+    old = Q(created_at__lt=now - timedelta(days=settings.DIEGO_PLANS_MAX_AGE_DAYS))
+    newest = list(unapplied.exclude(old).order_by("-pk").values_list("pk", flat=True)
+                  [:max(settings.DIEGO_PLANS_KEEP, 0)])
+    ids = list(unapplied.filter(old | (~Q(pk__in=newest) & ~Q(status=Plan.Status.RUNNING)))
+               .exclude(pk=sparing).order_by("pk").values_list("pk", flat=True))
+    if not ids:
+        return 0
+    with transaction.atomic():
+        Plan.objects.filter(pk__in=ids).delete()  # PlanAuction rows cascade
+        audit_record("plans_expire", "plans", sim_now(), source=source, user=None,
+                     diff={"plans": [ids, None]})
+    return len(ids)
+
+
 def plan_get(plan_id: Any) -> Plan:
     """A plan by id, or the newest with ``latest``."""
     if plan_id == "latest":
         plan = Plan.objects.order_by("-pk").first()
+        if plan is None:
+            raise ResourceNotFound("no plan yet")
     else:
         text = str(plan_id)
         plan = Plan.objects.filter(pk=int(text)).first() if text.isascii() and text.isdigit() \
             and len(text) <= 12 else None
     if plan is None:
-        raise ResourceNotFound()
+        # Plans expire (``plans_expire``): say so, so a bookmarked plan is not a riddle.
+        raise ResourceNotFound(f"plan {plan_id} expired or never existed")
     if (plan.status == Plan.Status.RUNNING
             and (timezone.now() - plan.created_at).total_seconds() > STALE_S and plan.progress == 0):
         # Its process went away before the first step: say so rather than spin forever.
@@ -483,52 +514,88 @@ def _fingerprint(name: str) -> str:
     return zone_loss_fingerprint(name, [str(created)], [])
 
 
-def zone_loss_chips() -> dict[str, Any] | None:
-    """The live answer for the grid header without making the page wait: the kept one
-    when it is current; worked out here on a small cluster; on a big one by the Celery
-    worker (``zone_loss_refresh``, one at a time) while the last answer (or None) shows."""
-    key = _live_fingerprint()
-    kept = ZoneLossAnswer.objects.filter(base="live").values("fingerprint", "answer").first()
+@dataclass(frozen=True)
+class ZoneLossState:
+    """Where a base's N-1 answer stands for an asker: ``answer`` when current; otherwise
+    the worker's computation started ``since`` (None: no broker took the ask) and the
+    ``last`` answer, of an older world, if any."""
+
+    answer: dict[str, Any] | None
+    last: dict[str, Any] | None = None
+    since: datetime | None = None
+
+
+def zone_loss_poll(base: Any = None) -> ZoneLossState:
+    """The base's answer without making the asker wait (plans.md 2.2): the kept one when
+    it is current; worked out here on a small base (``INLINE_ROWS``); on a big one asked
+    of the Celery worker (``zone_loss_refresh``, one at a time per base)."""
+    name = _base_name(base)
+    key = _fingerprint(name)
+    kept = ZoneLossAnswer.objects.filter(base=name).values("fingerprint", "answer").first()
     if kept is not None and kept["answer"] is not None and kept["fingerprint"] == key:
-        answer: dict[str, Any] = kept["answer"]
-        return answer
-    if ActualLRP.objects.count() <= INLINE_ROWS:
-        return zone_loss_answer()
-    zone_loss_request()
-    return kept["answer"] if kept is not None else None
+        return ZoneLossState(kept["answer"])
+    if _base_rows(name) <= INLINE_ROWS:
+        return ZoneLossState(zone_loss_answer(name))
+    zone_loss_request(name)
+    # Read again: the worker may have answered already, or the ask found no broker.
+    row = ZoneLossAnswer.objects.filter(base=name).values("fingerprint", "answer", "computing_since").first()
+    if row is not None and row["answer"] is not None and row["fingerprint"] == key:
+        return ZoneLossState(row["answer"])
+    return ZoneLossState(None, row["answer"] if row else None, row["computing_since"] if row else None)
 
 
-def zone_loss_request() -> bool:
-    """Ask the worker for the live answer unless it is working one out already (a claim
+def _base_rows(name: str) -> int:
+    """The base's instance count, the size the inline rule reads (a foundation's from
+    its summary; one imported before summaries counts as big)."""
+    if name == "live":
+        return ActualLRP.objects.count()
+    from auction.models import Foundation
+
+    summary = Foundation.objects.filter(name=name).values_list("summary", flat=True).first()
+    if summary is None:
+        raise InvalidRequest(f"no foundation named {name}")
+    rows = summary.get("actual_lrps")
+    return int(rows) if isinstance(rows, int) else INLINE_ROWS + 1
+
+
+def zone_loss_chips() -> dict[str, Any] | None:
+    """The live answer for the grid header: the current one, or the last (or None)
+    while the worker works the new one out."""
+    state = zone_loss_poll("live")
+    return state.answer if state.answer is not None else state.last
+
+
+def zone_loss_request(base: str = "live") -> bool:
+    """Ask the worker for the base's answer unless it is working one out already (a claim
     older than ``ZONE_LOSS_STALE_S`` was lost with its worker). True when asked now."""
-    ZoneLossAnswer.objects.get_or_create(base="live")
+    ZoneLossAnswer.objects.get_or_create(base=base)
     now = timezone.now()
     claimed = ZoneLossAnswer.objects.filter(
         Q(computing_since__isnull=True) | Q(computing_since__lt=now - timedelta(seconds=ZONE_LOSS_STALE_S)),
-        base="live").update(computing_since=now)
+        base=base).update(computing_since=now)
     if not claimed:
         return False
-    transaction.on_commit(lambda: _zone_loss_dispatch(now))
+    transaction.on_commit(lambda: _zone_loss_dispatch(base, now))
     return True
 
 
-def _zone_loss_dispatch(claimed_at: Any) -> None:
+def _zone_loss_dispatch(base: str, claimed_at: Any) -> None:
     try:
         from auction.tasks import zone_loss_run
 
-        zone_loss_run.delay()
-    except Exception:  # noqa: BLE001 - no broker: the chips say "checking" until a later ask
-        log.warning("no broker; the zone-loss answer waits for a worker")
-        ZoneLossAnswer.objects.filter(base="live", computing_since=claimed_at).update(computing_since=None)
+        zone_loss_run.delay(base)
+    except Exception as exc:  # noqa: BLE001 - no broker: the chips say "checking", the API 503, until a later ask
+        log.warning("no broker (%s); the zone-loss answer of %s waits for a worker", exc, base)
+        ZoneLossAnswer.objects.filter(base=base, computing_since=claimed_at).update(computing_since=None)
 
 
-def zone_loss_refresh() -> None:
-    """The worker's body: the live answer worked out and kept with the fingerprint of the
-    world it was read from; the claim released whatever happens."""
+def zone_loss_refresh(base: str = "live") -> None:
+    """The worker's body: the base's answer worked out and kept with the fingerprint of
+    the world it was read from; the claim released whatever happens."""
     try:
-        zone_loss_answer(force=True)
+        zone_loss_answer(base, force=True)
     finally:
-        ZoneLossAnswer.objects.filter(base="live").update(computing_since=None)
+        ZoneLossAnswer.objects.filter(base=base).update(computing_since=None)
 
 
 def zone_loss_answer(base: Any = None, *, force: bool = False) -> dict[str, Any]:

@@ -82,8 +82,8 @@ def _create(request: HttpRequest) -> HttpResponse:
 def _plan(plan_id: int) -> Plan:
     try:
         return service.plan_get(plan_id)
-    except ResourceNotFound:
-        raise Http404(f"no plan {plan_id}") from None
+    except ResourceNotFound as exc:
+        raise Http404(exc.message) from None
 
 
 def _rows(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -139,7 +139,11 @@ def _context(request: HttpRequest, plan: Plan) -> dict[str, Any]:
 
 
 def plan_page(request: HttpRequest, plan_id: int) -> HttpResponse:
-    plan = _plan(plan_id)
+    try:
+        plan = service.plan_get(plan_id)
+    except ResourceNotFound as exc:
+        # The plans page, saying so: an expired plan's bookmark still leads somewhere.
+        return _page(request, {"error": exc.message, "horizon": int(DEFAULT_HORIZON_S)}, 404)
     context = _context(request, plan)
     template = "plans/result.html" if request.headers.get("HX-Request") == "true" else "plans/plan.html"
     return render(request, template, {"page": "plans", "live_view": "plans", "live_query": f"&plan={plan.pk}",

@@ -104,7 +104,8 @@ def test_admin_login_with_the_printed_account(stack: LiveStack) -> None:
 def test_ctrl_c_stops_every_process(stack: LiveStack) -> None:
     """`make run` contract: Ctrl-C leaves no process behind (runs last in this module)."""
     children = stack.child_pids()
-    assert set(children) == {"redis", "web", "worker", "callbacks", "beat", "otto", "orchestrators"}, stack.log()
+    assert set(children) == {"redis", "web", "worker", "callbacks", "plans", "beat", "otto",
+                             "orchestrators"}, stack.log()
     sessions = set(children.values()) | {stack.proc.pid}
     assert len(session_members(sessions)) >= 4  # the check below can see them
     stack.interrupt()

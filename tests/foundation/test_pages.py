@@ -54,11 +54,11 @@ def test_redis_url_translation() -> None:
 
 def test_bundled_redis_only_without_redis_url() -> None:
     """make run: REDIS_URL set → use it, start no bundled Redis."""
-    # bbs.md 7.1: completion callbacks have their own worker process.
-    assert wanted_processes({}) == ["redis", "web", "worker", "callbacks", "beat", "otto", "orchestrators"]
-    assert wanted_processes({"DIEGO_OTTO": "0"}) == ["redis", "web", "worker", "callbacks", "beat"]
+    # bbs.md 7.1: completion callbacks have their own worker process; plans.md 2.2: plans too.
+    assert wanted_processes({}) == ["redis", "web", "worker", "callbacks", "plans", "beat", "otto", "orchestrators"]
+    assert wanted_processes({"DIEGO_OTTO": "0"}) == ["redis", "web", "worker", "callbacks", "plans", "beat"]
     assert wanted_processes({"REDIS_URL": "redis://127.0.0.1:6379/0"}) == [
-        "web", "worker", "callbacks", "beat", "otto", "orchestrators"]
+        "web", "worker", "callbacks", "plans", "beat", "otto", "orchestrators"]
 
 
 @pytest.mark.django_db

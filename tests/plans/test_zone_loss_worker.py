@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 def asked(db: None, monkeypatch):  # type: ignore[no-untyped-def]
     simulate_in_database("seed-example", 60.0)
     sent: list[int] = []
-    monkeypatch.setattr(tasks.zone_loss_run, "delay", lambda: sent.append(1))
+    monkeypatch.setattr(tasks.zone_loss_run, "delay", lambda base: sent.append(1))
     return sent
 
 
@@ -45,10 +45,42 @@ def test_the_worker_lets_the_claim_go_even_when_it_fails_plans_md_2_2(asked, mon
 
 
 def test_no_broker_lets_the_claim_go_for_a_later_ask_plans_md_2_2(asked, monkeypatch, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
-    def refused() -> None:
+    def refused(base: str) -> None:
         raise ConnectionError("no broker")
 
     monkeypatch.setattr(tasks.zone_loss_run, "delay", refused)
     with django_capture_on_commit_callbacks(execute=True):
         service.zone_loss_request()
     assert ZoneLossAnswer.objects.get(base="live").computing_since is None
+
+
+def _queues(command: str) -> set[str]:
+    """The queues a ``celery worker`` command line consumes (``-Q a,b``)."""
+    words = command.split()
+    return set(words[words.index("-Q") + 1].split(",")) if "-Q" in words else set()
+
+
+def test_plans_and_zone_loss_run_on_their_own_queue_and_worker_plans_md_2_2() -> None:
+    """Minutes of zone-loss simulation never wait in front of the clock's tick or an
+    auction, nor hold the default worker's interpreter: their own queue, consumed by a
+    worker of their own that ``make run`` (and docker-compose) starts."""
+    from pathlib import Path
+
+    from honcho.environ import parse_procfile
+
+    from diego_web.celery import app
+    from diego_web.supervise import wanted_processes
+
+    def queue(task: str) -> str:
+        return str(app.amqp.router.route({}, task)["queue"].name)
+
+    assert queue("auction.tasks.zone_loss_run") == queue("auction.tasks.plan_run") == "plans"
+    assert queue("auction.tasks.sim_tick") == queue("auction.tasks.auction_run") == "celery"
+    root = Path(__file__).resolve().parents[2]
+    procfile = parse_procfile((root / "Procfile").read_text()).processes
+    started = {name: procfile[name] for name in wanted_processes({"DIEGO_OTTO": "0"})}
+    consumers = {name for name, cmd in started.items() if "plans" in _queues(cmd)}
+    assert consumers == {"plans"} and "-A diego_web worker" in started["plans"]
+    assert "plans" not in _queues(started["worker"]) and "celery" in _queues(started["worker"])
+    compose = (root / "docker-compose.yml").read_text()
+    assert any("plans" in _queues(line.split("command:", 1)[1]) for line in compose.splitlines() if "command:" in line)

@@ -27,7 +27,7 @@ from stack import ROOT, LiveStack, pid_alive, session_members
 
 pytestmark = pytest.mark.processes
 
-KINDS = ("redis", "web", "worker", "callbacks", "beat", "otto", "orchestrators")
+KINDS = ("redis", "web", "worker", "callbacks", "plans", "beat", "otto", "orchestrators")
 
 
 @pytest.fixture(scope="module")
@@ -182,7 +182,7 @@ def test_a_sigkilled_supervisor_leaves_no_child_running() -> None:
     try:
         live.start()
         children = live.child_pids()
-        assert set(children) == {"redis", "web", "worker", "callbacks", "beat"}, live.log()[-3000:]
+        assert set(children) == {"redis", "web", "worker", "callbacks", "plans", "beat"}, live.log()[-3000:]
         sessions = set(children.values())
         assert all(pid_alive(pid) for pid in children.values())
         assert live.proc is not None
@@ -218,7 +218,7 @@ def test_a_closed_stdout_pipe_leaves_no_child_running() -> None:
                 seen += os.read(proc.stdout.fileno(), 65536)
         live.log_path.write_bytes(seen)  # so child_pids() and stop() see the children
         children = live.child_pids()
-        assert set(children) == {"redis", "web", "worker", "callbacks", "beat"}, seen.decode()[-3000:]
+        assert set(children) == {"redis", "web", "worker", "callbacks", "plans", "beat"}, seen.decode()[-3000:]
         sessions = set(children.values()) | {proc.pid}
         assert all(pid_alive(pid) for pid in children.values())
         proc.stdout.close()  # nobody reads the supervisor any more
