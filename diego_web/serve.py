@@ -77,11 +77,24 @@ class CompressingCLI(CommandLineInterface):
     server_class = CompressingServer
 
 
+# daphne rejects a websocket its application has not accepted within 5 s. A socket is
+# accepted once its groups are joined (auction/live/consumers.py), a trip to the database
+# and one to Redis; a room of pages opening at once, or a loaded machine, took longer, and
+# the browser logged a reset handshake and reconnected. Given unless the command says.
+CONNECT_TIMEOUT_S = 30
+
+
+def daphne_args(argv: list[str]) -> list[str]:
+    if any(a.startswith("--websocket_connect_timeout") for a in argv):
+        return argv
+    return ["--websocket_connect_timeout", str(CONNECT_TIMEOUT_S), *argv]
+
+
 def main(argv: list[str] | None = None) -> None:
     # Before Django reads its settings (see DATABASES there).
     os.environ.setdefault("DJANGO_CONN_MAX_AGE", "60")
     PERMESSAGE_COMPRESSION_EXTENSION[PerMessageDeflate.EXTENSION_NAME]["PMCE"] = QuickDeflate
-    CompressingCLI().run(sys.argv[1:] if argv is None else argv)
+    CompressingCLI().run(daphne_args(sys.argv[1:] if argv is None else argv))
 
 
 if __name__ == "__main__":

@@ -24,3 +24,18 @@ def test_the_server_deflates_at_its_own_level_and_the_stream_inflates() -> None:
     assert sent != (default.compress(snapshot) + default.flush(zlib.Z_SYNC_FLUSH))[:-4]
     browser = zlib.decompressobj(-WINDOW_BITS)
     assert browser.decompress(sent + b"\x00\x00\xff\xff") == snapshot
+
+
+def test_a_slow_accept_is_not_rejected_after_daphnes_5_s() -> None:
+    """dashboard.md L8: a socket is accepted after a database and a Redis trip; on a
+    loaded machine that passed daphne's 5 s, and the browser logged a reset handshake.
+    The server waits 30 s unless its command line says otherwise."""
+    from daphne.cli import CommandLineInterface
+
+    from diego_web.serve import daphne_args
+
+    parse = CommandLineInterface().parser.parse_args
+    assert parse(["app:application"]).websocket_connect_timeout == 5  # daphne's own
+    assert parse(daphne_args(["app:application"])).websocket_connect_timeout == 30
+    given = daphne_args(["--websocket_connect_timeout", "7", "app:application"])
+    assert parse(given).websocket_connect_timeout == 7
