@@ -118,6 +118,26 @@ def test_feed_is_newest_first_folds_bursts_and_caps_at_200() -> None:
     assert len(rows) == FEED_ROWS and rows[0].key == "499"
 
 
+def test_the_feed_reads_what_each_event_shows_once_and_never_a_stale_one() -> None:
+    """M2: a tick decodes only events it has not seen; what it shows equals a cold read,
+    and a database numbered again (a flush) shows the new events, not the kept ones."""
+    from auction.selectors import feed
+
+    for i in range(30):
+        event_record("actual_lrp_instance_created" if i % 3 else "cell_fail", 1.0 + i, key=f"web.{i}")
+    warm = feed_rows()
+    event_record("clock_pause", 40.0, key="clock", source="dashboard")
+    warm = feed_rows()
+    feed.feed_fields_forget()
+    cold = feed_rows()
+    assert [(r.id, r.type, r.key, r.text, r.similar, r.apps) for r in warm] == \
+        [(r.id, r.type, r.key, r.text, r.similar, r.apps) for r in cold]
+    first = BBSEvent.objects.order_by("id").first()
+    BBSEvent.objects.all().delete()
+    BBSEvent.objects.create(id=first.id, at=first.at, type=first.type, key="api.7", cell_id="", data={})
+    assert [r.key for r in feed_rows()] == ["api.7"]
+
+
 def test_feed_filters_by_type_app_and_cell() -> None:
     """M2: filter by type, app or cell."""
     event_record("actual_lrp_instance_changed", 1.0, key="web.0", cell_id="cell-1")
