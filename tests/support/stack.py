@@ -82,6 +82,8 @@ class LiveStack:
             self.env["DATABASE_URL"] = self._pg_url(self.pg_database)
             self._pg_admin(f'DROP DATABASE IF EXISTS "{self.pg_database}"')
             self._pg_admin(f'CREATE DATABASE "{self.pg_database}"')
+            # As the test databases (tests/conftest.py): no WAL flush per commit.
+            self._pg_admin(f'ALTER DATABASE "{self.pg_database}" SET synchronous_commit = off')
         self.proc: subprocess.Popen[bytes] | None = None
         self.spawned: list[subprocess.Popen[bytes]] = []
         self.bootstrap_output = ""
