@@ -146,9 +146,11 @@ def _live_memory_forgotten() -> Iterator[None]:
     yield
     from auction.live import snapshots
     from auction.live.coalescer import runner
+    from auction.live.publish import commit_marks_forget
     from auction.selectors.feed import feed_fields_forget
 
     feed_fields_forget()  # a rolled-back test's event ids are numbered again
+    commit_marks_forget()
     runner.coalescer.sent.clear()
     runner.coalescer.feed_sent.clear()
     snapshots.clear()

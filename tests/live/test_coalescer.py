@@ -87,6 +87,36 @@ def test_services_only_mark_after_commit(clean_redis) -> None:
     assert clean_redis.sismember(dirty_set(), "cell:cell-1")
 
 
+def test_one_transaction_makes_one_mark_so_its_change_is_one_tick(clean_redis) -> None:
+    """dashboard.md L3: an auction stores its events, then its cells, in one transaction.
+    Marked one by one after the commit, a tick could wake between the two and the change
+    went as two frames (spending a page's 4 a second); its marks now land as one."""
+    from django.db import transaction
+
+    from auction.live.publish import (
+        generation,
+        mark_dirty_after_commit,
+        publish_after_commit,
+        publish_html_after_commit,
+    )
+
+    before = generation() or 0
+    with transaction.atomic():
+        publish_after_commit("w.main.zones", {"type": "live.events"})
+        cells_changed_after_commit(["cell-1"])
+        with transaction.atomic():
+            mark_dirty_after_commit("auctions")
+        publish_html_after_commit("w.main.feed", '<div id="feed-row-y">y</div>')
+        assert clean_redis.scard(dirty_set()) == 0
+    assert generation() == before + 1  # one mark
+    dirty = {m.decode() for m in clean_redis.smembers(dirty_set())}
+    assert {"feed", "metrics", "cell:cell-1", "tray", "auctions", "html:feed|feed-row-y"} <= dirty
+    # The next transaction starts afresh.
+    with transaction.atomic():
+        mark_dirty_after_commit("clock")
+    assert generation() == before + 2
+
+
 def test_latest_fragment_wins_and_legacy_messages_route_through_marks(clean_redis) -> None:
     """dashboard.md L3: caller-rendered fragments collapse to the latest per element id."""
     for n in range(50):
