@@ -28,9 +28,12 @@ from auction.live.snapshots import region_snapshot
 from auction.live.views import LiveParams, region_html, topics_for
 
 MESSAGES_PER_S = 4
-# Frames of one tick for different groups arrive within milliseconds: wait at most this
-# long for the rest so they leave together (no wait once the tick's roll-call is complete).
-GATHER_S = 0.02
+# Frames of one tick for different groups usually arrive within milliseconds, but one can
+# straggle while the next tick renders (seen: 26 ms): wait at most this long for the rest
+# so they leave as one message (no wait once the tick's roll-call is complete). Sent
+# apart, a straggler spent one of the page's 4 messages a second and the next change
+# waited out the window. Only a frame that never comes (dropped: L4) waits it out.
+GATHER_S = 0.1
 # daphne (autobahn) refuses websocket messages over 1 MiB: a larger merge is cut on
 # fragment boundaries and the rest waits for the next flush (still <= 4 messages/s).
 MESSAGE_MAX = 900 * 1024
