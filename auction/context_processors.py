@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -55,7 +56,22 @@ def shared_chrome(request: HttpRequest) -> dict[str, Any]:
     from auction.selectors.metrics import metrics_header
 
     return {
-        "metrics_header": metrics_header, "feed_rows": feed_rows, "feed_newest": newest_event_id,
-        "feed_families": FAMILIES, "control_choices": control_choices,
-        "can_control": lambda: is_operator(getattr(request, "user", None) or AnonymousUser()),
+        "metrics_header": once(metrics_header), "feed_rows": once(feed_rows),
+        "feed_newest": once(newest_event_id), "feed_families": FAMILIES,
+        "control_choices": once(control_choices),
+        "can_control": once(lambda: is_operator(getattr(request, "user", None) or AnonymousUser())),
     }
+
+
+def once(compute: Callable[[], Any]) -> Callable[[], Any]:
+    """A callable a template may use many times that computes once per request: Django
+    calls a context callable at every use (the controls and their choices both used
+    ``control_choices``: 84 ms twice on a 1,000-cell grid)."""
+    kept: list[Any] = []
+
+    def value() -> Any:
+        if not kept:
+            kept.append(compute())
+        return kept[0]
+
+    return value

@@ -38,6 +38,7 @@ class AuctionRun(models.Model):
     # A mass auction (more than RECORD_ITEMS_MAX items, bbs.md 8.1) keeps a bounded sample of
     # its items in order/failures/batch/carried_in and every failure counted here:
     # {"errors": {error: n}, "lrp": n, "task": n}; "sampled" is how many items it lists.
+    # Every record also counts its placements: {"placed": {"lrp": n, "task": n}}.
     failure_counts = models.JSONField(default=dict, blank=True)
     sampled = models.IntegerField(default=0, help_text="0: every item recorded; else the sample size")
 

@@ -10,6 +10,7 @@ value last); auctioneer figures come from the stored auctions and the running co
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import Count, Sum
 
@@ -112,9 +113,31 @@ def live_gauges() -> dict[str, int]:
     return out
 
 
+def _auction_counts() -> list[dict[str, Any]]:
+    """The last auctions' placements and failures, LRPs and tasks apart, oldest first.
+    Read from each record's counts; only a record kept before it had them is decoded."""
+    rows = list(AuctionRun.objects.order_by("-id").values("id", "failure_counts", "fetch_ms")[:POINTS])[::-1]
+    old = [r["id"] for r in rows if "placed" not in (r["failure_counts"] or {})]
+    decoded = {r["id"]: r for r in AuctionRun.objects.filter(id__in=old).values("id", "placements", "failures")}
+    out = []
+    for row in rows:
+        counted = row["failure_counts"] or {}
+        if row["id"] in decoded:
+            # LRP idents are "<guid>.<index>"; task guids cannot hold a dot (bbs.md 7).
+            placements, failures = decoded[row["id"]]["placements"], decoded[row["id"]]["failures"]
+            placed = {"lrp": sum(1 for k in placements if "." in k), "task": sum(1 for k in placements if "." not in k)}
+            counted = {"lrp": sum(1 for k in failures if "." in k), "task": sum(1 for k in failures if "." not in k),
+                       **counted}  # a sampled record's own counts win
+        else:
+            placed = counted["placed"]
+        out.append({"placed": placed, "failed": {"lrp": counted["lrp"], "task": counted["task"]},
+                    "fetch_ms": row["fetch_ms"]})
+    return out
+
+
 def metrics_header() -> list[Metric]:
     runs = list(ConvergenceRun.objects.order_by("-id").values("id", "at", "metrics", "duration_ns")[:POINTS])[::-1]
-    auctions = list(AuctionRun.objects.order_by("-id").values("placements", "failures", "failure_counts", "fetch_ms")[:POINTS])[::-1]
+    auctions = _auction_counts()
     counters = dict(Counter.objects.values_list("name", "value"))
     latest = runs[-1]["metrics"] if runs else {}
     asof = f"pass {runs[-1]['id']} · {format_sim_time(runs[-1]['at'])}" if runs else ""
@@ -142,14 +165,10 @@ def metrics_header() -> list[Metric]:
 
     per_auction = {name: [] for name in AUCTION_COUNTERS}
     for a in auctions:
-        # LRP idents are "<guid>.<index>"; task guids cannot hold a dot (bbs.md 7).
-        per_auction["AuctioneerLRPAuctionsStarted"].append(sum(1 for k in a["placements"] if "." in k))
-        per_auction["AuctioneerTaskAuctionsStarted"].append(sum(1 for k in a["placements"] if "." not in k))
-        counted = a["failure_counts"] or {}  # every failure, where the record is a sample
-        per_auction["AuctioneerLRPAuctionsFailed"].append(
-            counted["lrp"] if "lrp" in counted else sum(1 for k in a["failures"] if "." in k))
-        per_auction["AuctioneerTaskAuctionsFailed"].append(
-            counted["task"] if "task" in counted else sum(1 for k in a["failures"] if "." not in k))
+        per_auction["AuctioneerLRPAuctionsStarted"].append(a["placed"]["lrp"])
+        per_auction["AuctioneerTaskAuctionsStarted"].append(a["placed"]["task"])
+        per_auction["AuctioneerLRPAuctionsFailed"].append(a["failed"]["lrp"])
+        per_auction["AuctioneerTaskAuctionsFailed"].append(a["failed"]["task"])
     for name, tip in AUCTION_COUNTERS.items():
         value = counters.get(name, 0 if auctions else None)
         out.append(Metric(name, value, _count_text(value), tip, [float(v) for v in per_auction[name]]))

@@ -76,6 +76,24 @@ def test_header_never_contradicts_the_grid() -> None:
     assert metrics["PresentCells"].asof == f"pass {run.pk} · 0:00:30.0"
 
 
+def test_auction_counters_read_each_records_counts_and_old_records_still_count() -> None:
+    """M1: the auctioneer's series come from each record's counts, not from decoding its
+    placements (100,000 after a big scale, for each of 60 records); a record kept before
+    it carried them is counted from its placements and failures."""
+    scenario_load("seed-example")
+    clock_reset(0.0, paused=True)
+    auctioneer_run("test")
+    series = {n: by_name()[n].series for n in ("AuctioneerLRPAuctionsStarted", "AuctioneerTaskAuctionsStarted")}
+    assert series["AuctioneerLRPAuctionsStarted"][-1] == 5 and series["AuctioneerTaskAuctionsStarted"][-1] >= 1
+    run = AuctionRun.objects.order_by("-id").first()
+    placements = run.placements
+    AuctionRun.objects.filter(pk=run.pk).update(placements={})  # the counts alone answer
+    assert {n: by_name()[n].series for n in series} == series
+    counts = {k: v for k, v in run.failure_counts.items() if k != "placed"}
+    AuctionRun.objects.filter(pk=run.pk).update(placements=placements, failure_counts=counts)
+    assert {n: by_name()[n].series for n in series} == series
+
+
 def test_warn_and_crit_show_an_icon_not_colour_alone(client) -> None:  # type: ignore[no-untyped-def]
     """M1, U4: ConvergenceLRPDuration warns at 10 s, is critical at 20 s; fetch at 2 s / 5 s."""
     ConvergenceRun.objects.create(at=30.0, duration_ns=12 * 10**9, metrics={})
