@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import heapq
+import math
 from collections import Counter
 from collections.abc import Callable, ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from contextlib import AbstractContextManager, nullcontext
@@ -26,6 +27,7 @@ from auction.bbs.changes import RowCreate, RowDelete, RowUpdate, TaskDelete
 from auction.bbs.collector import collector_paused
 from auction.bbs.validation import bbs_message, cell_errors, task_errors
 from auction.engine import AuctionConfig, CellState
+from auction.engine.state import CellColumns
 from auction.sim import chaos as chaos_rules
 from auction.sim.cfdot import ClusterView
 from auction.sim.changes import ChangeSet
@@ -326,6 +328,14 @@ class World:
     # The cells in the state fetch's order (``loads.answering``), kept until a cell is put:
     # sorting an already sorted list is one comparison per cell.
     fetch_order: list[SimCell] | None = None
+    # The cells that answered the last fetch (``loads.answering``) and until when that
+    # answer holds: until a cell is put or the next presence lapses.
+    fetched: list[SimCell] | None = None
+    fetched_at: float = 0.0
+    fetched_until: float = 0.0
+    # The engine's columns of the fetched states, refreshed per auction where a cell's
+    # state is another object (``CellColumns``): most of 1,000 cells did not change.
+    columns: CellColumns = field(default_factory=CellColumns, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.rows is None:
@@ -723,7 +733,20 @@ class World:
         return RoundInput(at=at, queue=queue, cells=self.fetch_order, loads=self.fetched_loads,
                           apps=self.apps, unclaimed=unclaimed, tasks=self.tasks,
                           config=self.config, cached=self.cached, states=states,
-                          holders=self.rows.holders, explain=explain)
+                          holders=self.rows.holders, explain=explain,
+                          columns=self.columns, fetched=self._fetched(at))
+
+    def _fetched(self, at: float) -> list[SimCell]:
+        """``loads.answering`` at ``at``, kept while no cell is put and no presence lapses."""
+        if self.fetched is None or not self.fetched_at <= at < self.fetched_until:
+            if self.fetch_order is None:
+                self.fetch_order = sorted(self.cells.values(), key=FETCH_ORDER)
+            self.fetched = answering(self.fetch_order, at)
+            self.fetched_at = at
+            self.fetched_until = min((c.presence_lost_at for c in self.fetch_order
+                                      if c.presence_lost_at is not None and c.presence_lost_at > at),
+                                     default=math.inf)
+        return self.fetched
 
     def advanced(self, to: float) -> None:
         self.now = max(self.now, to)
@@ -800,6 +823,7 @@ class World:
         old = self.cells.get(cell.cell_id)
         self.cells[cell.cell_id] = cell
         self.fetch_order = None
+        self.fetched = None
         self.unfetched.add(cell.cell_id)
         if cell.state == DRAINING:
             self.draining.add(cell.cell_id)

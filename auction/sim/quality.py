@@ -144,9 +144,10 @@ def auction_stats(cells: Sequence[CellState], result: AuctionResult, queue_times
     skew = batch_zone_skew(cells, result, holders)
     failures = failure_summary(result)
     items = len(result.placements) + len(result.failures)
+    in_use = memory_in_use(cells)
     return AuctionStats(
-        distribution_initial=distribution_score(memory_in_use(cells)),
-        distribution_final=distribution_score(final_memory_in_use(cells, result)),
+        distribution_initial=distribution_score(in_use),
+        distribution_final=distribution_score(final_memory_in_use(cells, result, in_use)),
         worst_skew=skew.worst_skew, worst_app=skew.worst_app, apps_skew_over_one=skew.apps_over_one,
         failed=failures.count, failed_fraction=failures.fraction, failures_by_error=failures.by_error,
         wait=wait_times(queue_times, result, now),

@@ -3,10 +3,12 @@ auction reads is always what the rep would report now (auction.md 1.3, ``sim.loa
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from auction.bbs import types as core
 from auction.sim.bench import build, main
-from auction.sim.loads import cell_loads, cell_state
-from auction.sim.memory import SimTask, World
+from auction.sim.loads import answering, cell_loads, cell_state
+from auction.sim.memory import FAILED, HEALTHY, SimTask, World
 
 
 def fresh_states(world: World) -> dict[str, object]:
@@ -39,3 +41,21 @@ def test_bench_real_size_mode_and_density_flag(capsys) -> None:  # type: ignore[
     out = capsys.readouterr().out
     assert "30 instances per cell" in out
     assert build(6, per_cell=30).cells["cell-0000"].memory_mb == 8192 * 3
+
+
+def test_kept_fetch_follows_presence_lapses_and_put_cells_auction_md_1_3() -> None:
+    """The cells that answer are kept between auctions: a presence that lapses, or a cell
+    put (failed, back), changes them at once, as a fetch counted anew sees it."""
+    world = build(6, seed=1, per_cell=2)
+    world.run_until(10)
+    lapsing = replace(world.cells["cell-0001"], presence_lost_at=20.0)
+    world._cell_put(lapsing)
+    for at in (10.0, 19.5, 20.0, 25.0):
+        assert world._fetched(at) == answering(world.cells.values(), at), at
+    assert world.cells["cell-0001"] not in world._fetched(25.0)
+    world._cell_put(replace(world.cells["cell-0002"], state=FAILED))
+    assert world._fetched(26.0) == answering(world.cells.values(), 26.0)
+    assert world.cells["cell-0002"] not in world._fetched(26.0)
+    world._cell_put(replace(world.cells["cell-0002"], state=HEALTHY))
+    assert world.cells["cell-0002"] in world._fetched(27.0)
+    assert world.cells["cell-0001"] not in world._fetched(27.0)
