@@ -85,16 +85,23 @@ class CellColumns:
     (a caller hands the same object for a cell that did not change, as the memory store
     does), and every column when the cells are other cells or in another order. The filter
     classes are dropped as soon as what a cell runs changes.
+
+    A strategy may keep its own values over the columns in ``kept`` (the ``diego`` heaps):
+    ``dirty`` holds the positions remade since it last took them (``None``: every one), and
+    ``epoch`` moves whenever positions or filter class ids stop meaning what they meant.
     """
 
-    __slots__ = ("a_cont", "a_disk", "a_mem", "cell_ids", "cells", "classes", "index", "kinds",
-                 "lrp_counts", "n_tasks", "proxy", "starting", "t_cont", "t_disk", "t_mem",
-                 "zone_of", "zones")
+    __slots__ = ("a_cont", "a_disk", "a_mem", "cell_ids", "cells", "classes", "dirty", "epoch",
+                 "index", "kept", "kinds", "lrp_counts", "n_tasks", "proxy", "starting",
+                 "t_cont", "t_disk", "t_mem", "zone_of", "zones")
 
     def __init__(self, cells: Sequence[CellState] = ()) -> None:
         self.cells: list[CellState] = []
         self.cell_ids: list[str] = []
         self.classes: dict[FilterKey, FilterClass] = {}
+        self.dirty: set[int] | None = None
+        self.epoch = 0
+        self.kept: object | None = None
         self._gather(list(cells))
 
     def _gather(self, cells: list[CellState]) -> None:
@@ -119,6 +126,8 @@ class CellColumns:
         self.lrp_counts: list[Mapping[str, int]] = list(map(_counts_of, cells))
         self.kinds: list[tuple[tuple[str, ...], ...]] = list(map(_runs, cells))
         self.classes = {}
+        self.dirty = None
+        self.epoch += 1
 
     def refresh(self, cells: Sequence[CellState]) -> list[int]:
         """Take the next fetch's cells; returns the positions remade (every one when the
@@ -149,6 +158,9 @@ class CellColumns:
             if runs != self.kinds[pos]:
                 self.kinds[pos] = runs
                 self.classes = {}
+                self.epoch += 1
+        if self.dirty is not None:
+            self.dirty.update(changed)
         return changed
 
 
@@ -183,6 +195,7 @@ class AuctionState:
         "version",
         "_own",
         "_zone_counts",
+        "kept_columns",
         "wins",
         "won",
         "zone_of",
@@ -193,6 +206,7 @@ class AuctionState:
                  columns: CellColumns | None = None) -> None:
         # ``columns``: the fetch's columns kept by a caller between auctions (``CellColumns``),
         # refreshed for ``cells``; otherwise gathered here for this auction alone.
+        self.kept_columns = columns
         if columns is None:
             columns = CellColumns(cells)
         self.cells = columns.cells

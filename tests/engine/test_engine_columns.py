@@ -12,7 +12,7 @@ import pytest
 from engine_builders import cell
 from engine_gen import random_case
 
-from auction.engine import AuctionConfig, LRPWork, Resources, parse_case, schedule
+from auction.engine import AuctionConfig, LRPWork, Resources, diego, parse_case, schedule
 from auction.engine.state import CellColumns
 
 STRATEGIES = ["diego", "dea", "objective", "random"]
@@ -61,11 +61,14 @@ def test_cells_gone_or_reordered_between_auctions_are_gathered_anew_auction_md_1
         assert columns.cell_ids == [x.cell_id for x in fetched]
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
-def test_kept_columns_place_like_fresh_ones_over_random_changes_auction_md_1_5(strategy: str) -> None:
+@pytest.mark.parametrize(("strategy", "share"), [(s, 0.25) for s in STRATEGIES] + [("diego", 2.0)])
+def test_kept_columns_place_like_fresh_ones_over_random_changes_auction_md_1_5(
+        strategy: str, share: float, monkeypatch: pytest.MonkeyPatch) -> None:
     """Random clusters, each auction followed by random new states for some cells (fuller,
     emptier, other instances, other filters) or another cell set: the same output as an
-    auction that gathers its columns anew, auction after auction."""
+    auction that gathers its columns anew, auction after auction. ``share`` 2.0: the kept
+    ``diego`` heaps are always brought up to date, never built anew."""
+    monkeypatch.setattr(diego, "KEPT_DIRTY_SHARE", share)
     for seed in range(60):
         rng = random.Random(seed)
         columns = CellColumns()
@@ -80,6 +83,6 @@ def test_kept_columns_place_like_fresh_ones_over_random_changes_auction_md_1_5(s
             if rng.random() < 0.2:  # another fetch: cells gone, come back, or reordered
                 cells = rng.sample(cells, rng.randint(0, len(cells)))
                 continue
-            for pos in rng.sample(range(len(cells)), rng.randint(0, len(cells))):
+            for pos in rng.sample(range(len(cells)), rng.randint(0, min(2, len(cells)))):
                 other = rng.choice(pool)  # another state of the same cell (id and zone kept)
                 cells[pos] = replace(other, cell_id=cells[pos].cell_id, zone=cells[pos].zone)
