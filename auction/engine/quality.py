@@ -14,6 +14,7 @@ from itertools import repeat
 from operator import attrgetter, sub
 
 from .batch import identifier
+from .state import CellColumns
 from .types import AuctionResult, CellState, LRPWork
 
 
@@ -29,8 +30,11 @@ def distribution_score(memory_in_use: Sequence[float]) -> float:
     return math.sqrt(variance) / mean
 
 
-def memory_in_use(cells: Sequence[CellState]) -> list[int]:
-    """``T_mem - A_mem`` per cell, as fetched (the *initial* distribution)."""
+def memory_in_use(cells: Sequence[CellState], columns: CellColumns | None = None) -> list[int]:
+    """``T_mem - A_mem`` per cell, as fetched (the *initial* distribution); read from
+    ``columns`` when the caller's ``CellColumns`` hold exactly these cells."""
+    if columns is not None and columns.cells == cells:
+        return list(map(sub, columns.t_mem, columns.a_mem))
     return list(map(sub, map(_total_memory, cells), map(_available_memory, cells)))
 
 

@@ -32,7 +32,7 @@ from auction.engine import (
     wait_times,
     zone_skew,
 )
-from auction.engine.state import Holders
+from auction.engine.state import CellColumns, Holders
 
 if TYPE_CHECKING:
     from auction.sim.memory import World
@@ -140,11 +140,12 @@ def _skew_of(counts: dict[str, Counter[str]], zones: list[str], zone_of: Mapping
 
 def auction_stats(cells: Sequence[CellState], result: AuctionResult, queue_times: Mapping[str, float],
                   attempts: Mapping[str, int], now: float, *, wall_seconds: float,
-                  holders: Holders | None = None) -> AuctionStats:
+                  holders: Holders | None = None, columns: CellColumns | None = None) -> AuctionStats:
+    """``columns``: the caller's ``CellColumns`` of this fetch, if it keeps them."""
     skew = batch_zone_skew(cells, result, holders)
     failures = failure_summary(result)
     items = len(result.placements) + len(result.failures)
-    in_use = memory_in_use(cells)
+    in_use = memory_in_use(cells, columns)
     return AuctionStats(
         distribution_initial=distribution_score(in_use),
         distribution_final=distribution_score(final_memory_in_use(cells, result, in_use)),

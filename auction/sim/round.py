@@ -166,7 +166,7 @@ def auction_round(data: RoundInput) -> ChangeSet:
         at=at, config=data.config, states=states, batch=batch, result=result,
         outcomes=outcomes, unreachable=unreachable,
         stats=auction_stats(states, result, queue_times, attempts, at, wall_seconds=wall,
-                            holders=data.holders),
+                            holders=data.holders, columns=data.columns),
         fetch_seconds=fetch_seconds, wall_seconds=wall,
         waits=[at - queue_times[i] for i in result.placements],
         attempts=[attempts[i] for i in result.placements])

@@ -8,7 +8,8 @@ from dataclasses import replace
 from auction.bbs import types as core
 from auction.sim.bench import build, main
 from auction.sim.loads import answering, cell_loads, cell_state
-from auction.sim.memory import FAILED, HEALTHY, SimTask, World
+from auction.sim.lrps import lrp_remove
+from auction.sim.memory import FAILED, HEALTHY, SimApp, SimTask, World
 
 
 def fresh_states(world: World) -> dict[str, object]:
@@ -59,3 +60,26 @@ def test_kept_fetch_follows_presence_lapses_and_put_cells_auction_md_1_3() -> No
     world._cell_put(replace(world.cells["cell-0002"], state=HEALTHY))
     assert world.cells["cell-0002"] in world._fetched(27.0)
     assert world.cells["cell-0001"] not in world._fetched(27.0)
+
+
+def test_kept_desired_lrps_follow_scale_desire_and_removal_bbs_md_4_2() -> None:
+    """The convergence pass reads the DesiredLRPs as the apps are now, though the world
+    keeps them between passes: a scale, a new app and a removed one show at the next pass."""
+    world = build(6, seed=2, per_cell=3)
+    world.run_until(40)
+
+    def fresh() -> list[core.DesiredLRP]:
+        return [core.DesiredLRP(a.process_guid, a.domain, a.instances)
+                for a in sorted(world.apps.values(), key=lambda a: a.process_guid)]
+
+    assert world.convergence_input(world.now)[0].desired == fresh()
+    world.scale("app-00001", 9)
+    world.run_until(45)
+    desired = world.convergence_input(world.now)[0].desired
+    assert desired == fresh()
+    assert next(d.instances for d in desired if d.process_guid == "app-00001") == 9
+    world.desire_lrp(SimApp("app-new", instances=2))
+    world.apply(lrp_remove(world.apps["app-00002"], world.app_rows("app-00002"),
+                           lambda cell_id: True, world.now))
+    world.run_until(50)
+    assert world.convergence_input(world.now)[0].desired == fresh()
