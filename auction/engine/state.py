@@ -28,6 +28,9 @@ Holders = Callable[[str], Mapping[str, int]]
 
 #: Up to this many apps in a batch, their zone counts are summed app by app.
 FEW_APPS = 4
+#: Up to this many apps in a batch, a caller's index (``holders``) is read app by app; a
+#: zone failure's thousands of apps are summed in one walk of every cell's counts instead.
+HOLDERS_UP_TO = 64
 
 #: What the filters read of a cell (``failed_filter``).
 _runs = attrgetter("preloaded_rootfses", "rootfs_providers", "volume_drivers", "placement_tags",
@@ -276,9 +279,9 @@ class AuctionState:
     def count_zones(self, guids: Collection[str]) -> None:
         """Sum the zone counts of many process guids at once (a batch of many apps): one
         walk of every cell's counts when that is cheaper than one walk of the cells per app."""
-        if self._holders is not None:
-            return  # per app from the caller's index is cheaper still
         wanted = {g for g in guids if g not in self._zone_counts}
+        if self._holders is not None and len(wanted) <= HOLDERS_UP_TO:
+            return  # per app from the caller's index is cheaper still
         if len(wanted) <= FEW_APPS or len(wanted) * len(self.lrp_counts) <= sum(
                 len(c) for c in self.lrp_counts):
             return  # per app, on demand, is cheaper (a cell holds a few apps or more)
