@@ -23,12 +23,23 @@ own keyed by its exact score, locality included (a lower bound by the same argum
 cell's count of the process only grows with its wins), so each of its items is again a
 handful of heap operations. ``reference.py`` is the straightforward scan (and the
 explanation path); both give identical results, which the tests check.
+
+A caller that keeps its ``CellColumns`` between auctions keeps the LRP heaps too
+(``KeptHeaps``): most cells did not change since the last auction, and their entries are
+still exact. Before a heap serves again, each cell remade since (``CellColumns.dirty``) or
+that won in the last auction (its count and resources there were tentative) gets a fresh
+entry, its version stamp moved on; its older entries are dropped when they surface. So
+every cell that fits keeps an entry whose key is its score without locality, as a heap
+built anew would hold.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Sequence
 from heapq import heapify, heappop, heappush, heapreplace
+from itertools import compress
+from operator import ne
 
 from .gosort import go_sort_by_key
 from .state import AuctionState, FilterClass
@@ -93,6 +104,64 @@ def bin_indices(state: AuctionState, weight: float) -> list[int]:
     return ranks
 
 
+#: Auctions a kept heap may sit unused and still be brought up to date from the log.
+KEPT_LOG = 32
+#: Beyond this share of a filter class's cells made dirty, a kept heap is built anew.
+KEPT_DIRTY_SHARE = 0.25
+
+
+class KeptHeaps:
+    """The LRP heaps kept with a caller's ``CellColumns`` between auctions (module docstring).
+
+    ``stamp`` is each position's version as the next auction starts (entries older than it
+    are left over from before the cell changed); ``log`` the positions made dirty per
+    auction; a heap remembers the auction it was last brought up to date for.
+    """
+
+    __slots__ = ("auction", "heaps", "log", "stamp", "terms", "versions")
+
+    def __init__(self) -> None:
+        self.auction = 0
+        self.heaps: dict[tuple[int, int, int], tuple[int, dict[str, list[LrpEntry]]]] = {}
+        self.log: deque[tuple[int, set[int]]] = deque(maxlen=KEPT_LOG)
+        self.stamp: list[int] = []
+        self.terms: tuple[object, ...] = ()
+        self.versions: list[int] | None = None
+
+    def start(self, state: AuctionState, dirty: set[int] | None, terms: tuple[object, ...]) -> None:
+        """Begin an auction: move the stamp of every dirty position, and hand the state
+        its versions (the stamps: an entry made in an earlier auction stays comparable)."""
+        n = len(state.version)
+        self.auction += 1
+        last = self.versions
+        if dirty is None or terms != self.terms or len(self.stamp) != n or last is None:
+            self.heaps.clear()
+            self.log.clear()
+            self.stamp = [0] * n
+            self.terms = terms
+        else:
+            # Cells that won in the last auction: their entries saw tentative values.
+            dirty |= set(compress(range(n), map(ne, last, self.stamp)))
+            stamp = self.stamp
+            for pos in dirty:
+                stamp[pos] = last[pos] + 1
+            self.log.append((self.auction, dirty))
+        state.version = self.stamp.copy()
+        self.versions = state.version
+
+    def since(self, auction: int) -> set[int] | None:
+        """The positions made dirty after ``auction``; None when the log no longer reaches."""
+        if auction == self.auction:
+            return set()
+        if not self.log or self.log[0][0] > auction + 1:
+            return None
+        dirty: set[int] = set()
+        for at, positions in self.log:
+            if at > auction:
+                dirty |= positions
+        return dirty
+
+
 class DiegoChooser:
     """Picks the winning cell of one item against an ``AuctionState`` (auction.md 4.2-4.6)."""
 
@@ -108,6 +177,17 @@ class DiegoChooser:
         # cost the shared ones until it gets them.
         self._guid_heaps: dict[tuple[int, int, int, str], dict[str, list[Entry]]] = {}
         self._held_pops: dict[tuple[int, int, int, str], int] = {}
+        self._kept: KeptHeaps | None = None
+        columns = state.kept_columns
+        if columns is not None:
+            kept = columns.kept
+            if not isinstance(kept, KeptHeaps):
+                kept = columns.kept = KeptHeaps()
+            dirty, columns.dirty = columns.dirty, set()
+            kept.start(state, dirty, (columns.epoch, self.w_start, self.bin_term))
+            self._kept = kept
+        # Entries older than a position's stamp were made before the cell last changed.
+        self._base = self._kept.stamp if self._kept is not None else [0] * len(state.version)
 
     def choose(self, item: WorkItem, fc: FilterClass) -> tuple[int, float] | None:
         if type(item) is LRPWork:
@@ -149,9 +229,14 @@ class DiegoChooser:
         heapify(heap)
         return heap
 
-    def _lrp_heap(self, positions: list[int], mem: int, disk: int) -> list[LrpEntry]:
+    def _lrp_heap(self, positions: Sequence[int], mem: int, disk: int) -> list[LrpEntry]:
         """``_heap`` with ``_lrp_key`` written out, operation for operation: every
-        auction builds one per zone and request size over every cell."""
+        auction builds one per zone and request size over every cell (unless kept)."""
+        heap = self._lrp_entries(positions, mem, disk)
+        heapify(heap)
+        return heap
+
+    def _lrp_entries(self, positions: Sequence[int], mem: int, disk: int) -> list[LrpEntry]:
         st = self.state
         version = st.version
         a_mem, a_disk, a_cont = st.a_mem, st.a_disk, st.a_cont
@@ -167,8 +252,35 @@ class DiegoChooser:
             fc = 1.0 - (a_cont[pos] - 1) / t_cont[pos]
             part = ((fm + fd) + fc) / 3.0 + starting[pos] * w_start
             heap.append(((part + 0.0) + bin_term[pos], pos, version[pos], part))
-        heapify(heap)
         return heap
+
+    def _lrp_heaps_for(self, fc: FilterClass, mem: int, disk: int) -> dict[str, list[LrpEntry]]:
+        """The zones' heaps for one request shape: kept ones brought up to date, or new."""
+        kept = self._kept
+        if kept is None:
+            return {z: self._lrp_heap(p, mem, disk) for z, p in fc.by_zone.items()}
+        key = (fc.id, mem, disk)
+        found = kept.heaps.get(key)
+        dirty = kept.since(found[0]) if found is not None else None
+        if found is None or dirty is None or len(dirty) > KEPT_DIRTY_SHARE * len(fc.cells):
+            heaps = {z: self._lrp_heap(p, mem, disk) for z, p in fc.by_zone.items()}
+        else:
+            heaps = found[1]
+            if dirty:
+                zone_of = self.state.zone_of
+                compatible = set(fc.cells)
+                fresh: dict[str, list[int]] = {}
+                for pos in sorted(dirty & compatible):
+                    fresh.setdefault(zone_of[pos], []).append(pos)
+                for zone, positions in fresh.items():
+                    heap = heaps[zone]
+                    if len(heap) + len(positions) > 2 * len(fc.by_zone[zone]) + 16:
+                        heaps[zone] = self._lrp_heap(fc.by_zone[zone], mem, disk)  # mostly leftovers
+                        continue
+                    for entry in self._lrp_entries(positions, mem, disk):
+                        heappush(heap, entry)
+        kept.heaps[key] = (kept.auction, heaps)
+        return heaps
 
     # -- LRPs: the zone walk (auction.md 4.2) ---------------------------------------------
 
@@ -177,8 +289,7 @@ class DiegoChooser:
         disk = item.disk_mb
         heaps = self._lrp_heaps.get((fc.id, mem, disk))
         if heaps is None:
-            heaps = {z: self._lrp_heap(p, mem, disk) for z, p in fc.by_zone.items()}
-            self._lrp_heaps[(fc.id, mem, disk)] = heaps
+            heaps = self._lrp_heaps[(fc.id, mem, disk)] = self._lrp_heaps_for(fc, mem, disk)
         guid = item.process_guid
         own_key = (fc.id, mem, disk, guid)
         own = self._guid_heaps.get(own_key)
@@ -212,7 +323,7 @@ class DiegoChooser:
         a_mem, a_disk, a_cont = st.a_mem, st.a_disk, st.a_cont
         t_mem, t_disk, t_cont = st.t_mem, st.t_disk, st.t_cont
         starting, proxy, bin_term = st.starting, st.proxy, self.bin_term
-        w_start, locality = self.w_start, self.locality
+        w_start, locality, base = self.w_start, self.locality, self._base
         best_score = INITIAL_BEST
         best_pos = -1  # with the score at 1e20 nothing ties it: 4.5's initial best
         for zone in group:
@@ -223,6 +334,9 @@ class DiegoChooser:
                 if score > best_score or (score == best_score and pos > best_pos):
                     break  # every other key here is a lower bound that cannot win
                 if seen != version[pos]:
+                    if seen < base[pos]:
+                        heappop(heap)  # left over from before the cell changed (KeptHeaps)
+                        continue
                     mem_eff = mem + proxy[pos]
                     if a_disk[pos] < disk or a_mem[pos] < mem_eff or a_cont[pos] < 1:
                         heappop(heap)  # never fits again in this auction

@@ -10,9 +10,11 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
+from itertools import repeat
+from operator import attrgetter, sub
 
 from .batch import identifier
+from .state import CellColumns
 from .types import AuctionResult, CellState, LRPWork
 
 
@@ -23,18 +25,24 @@ def distribution_score(memory_in_use: Sequence[float]) -> float:
     mean = sum(memory_in_use) / len(memory_in_use)
     if mean == 0:
         return 0.0
-    variance = sum((m - mean) ** 2 for m in memory_in_use) / len(memory_in_use)
+    # ``(m - mean) ** 2`` summed in input order, by C loops (once per auction).
+    variance = sum(map(pow, map(sub, memory_in_use, repeat(mean)), repeat(2))) / len(memory_in_use)
     return math.sqrt(variance) / mean
 
 
-def memory_in_use(cells: Sequence[CellState]) -> list[int]:
-    """``T_mem - A_mem`` per cell, as fetched (the *initial* distribution)."""
-    return [c.total.memory_mb - c.available.memory_mb for c in cells]
+def memory_in_use(cells: Sequence[CellState], columns: CellColumns | None = None) -> list[int]:
+    """``T_mem - A_mem`` per cell, as fetched (the *initial* distribution); read from
+    ``columns`` when the caller's ``CellColumns`` hold exactly these cells."""
+    if columns is not None and columns.cells == cells:
+        return list(map(sub, columns.t_mem, columns.a_mem))
+    return list(map(sub, map(_total_memory, cells), map(_available_memory, cells)))
 
 
-def final_memory_in_use(cells: Sequence[CellState], result: AuctionResult) -> list[int]:
-    """Memory in use after the commit: each accepted item adds its memory (LRPs + proxy)."""
-    in_use = memory_in_use(cells)
+def final_memory_in_use(cells: Sequence[CellState], result: AuctionResult,
+                        initial: Sequence[int] | None = None) -> list[int]:
+    """Memory in use after the commit: each accepted item adds its memory (LRPs + proxy).
+    ``initial``: ``memory_in_use(cells)`` when the caller has it already."""
+    in_use = memory_in_use(cells) if initial is None else list(initial)
     if not result.won:
         return in_use
     placed = result.placements
@@ -54,6 +62,8 @@ def final_memory_in_use(cells: Sequence[CellState], result: AuctionResult) -> li
 
 
 _cell_id = attrgetter("cell_id")
+_total_memory = attrgetter("total.memory_mb")
+_available_memory = attrgetter("available.memory_mb")
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from .diego import DiegoChooser, deal_bin_pack_order, fast_path_applies
 from .explain import OUTCOME_FEASIBLE, OUTCOME_FILTERED, OUTCOME_UNFIT, CellVerdict, ItemExplanation
 from .filters import ERR_IN_FLIGHT, ERR_NO_CELLS, failed_filter
 from .reference import schedule_reference
-from .state import AuctionState, FilterClass, Holders, filter_key
+from .state import AuctionState, CellColumns, FilterClass, Holders, filter_key
 from .strategies import make_chooser
 from .types import STRATEGIES, AuctionConfig, AuctionResult, CellState, LRPWork, WorkItem
 
@@ -24,12 +24,14 @@ Choose = Callable[[WorkItem, FilterClass], "tuple[int, float | None] | None"]
 
 def schedule(cells: Sequence[CellState], work: Iterable[WorkItem],
              config: AuctionConfig | None = None, *, explain: bool = False,
-             ordered: bool = False, holders: Holders | None = None) -> AuctionResult:
+             ordered: bool = False, holders: Holders | None = None,
+             columns: CellColumns | None = None) -> AuctionResult:
     """Schedule a batch against the fetched cell states, without committing.
 
     ``work`` is the formed batch (auction.md 1 step 4); it is de-duplicated and ordered
     here unless ``ordered`` says it already is; ``holders`` (``AuctionState``) reads a
-    process's instances per cell from the caller's index. Returns tentative winners, errors, scores
+    process's instances per cell from the caller's index; ``columns`` are the caller's
+    ``CellColumns`` kept from its last auction, refreshed here for ``cells``. Returns tentative winners, errors, scores
     and each cell's won work; ``explain`` adds an ``ItemExplanation`` per item.
     """
     config = config or AuctionConfig()
@@ -42,10 +44,17 @@ def schedule(cells: Sequence[CellState], work: Iterable[WorkItem],
             cells = deal_bin_pack_order(cells, config.go_compat)
         if explain or not fast_path_applies(config):
             return schedule_reference(cells, items, config, explain)
-        state = AuctionState(cells, holders)
+        state = _state(cells, holders, columns)
         return drive(state, items, config, DiegoChooser(state, config).choose)
-    state = AuctionState(cells, holders)
+    state = _state(cells, holders, columns)
     return drive(state, items, config, make_chooser(state, config), explain)
+
+
+def _state(cells: Sequence[CellState], holders: Holders | None,
+           columns: CellColumns | None) -> AuctionState:
+    if columns is not None:
+        columns.refresh(cells)
+    return AuctionState(cells, holders, columns)
 
 
 def drive(state: AuctionState, items: Sequence[WorkItem], config: AuctionConfig,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from itertools import compress
-from operator import attrgetter, methodcaller
+from operator import attrgetter, is_not, methodcaller
 
 from .filters import (
     ALL_PROBLEMS,
@@ -28,6 +28,9 @@ Holders = Callable[[str], Mapping[str, int]]
 
 #: Up to this many apps in a batch, their zone counts are summed app by app.
 FEW_APPS = 4
+#: Up to this many apps in a batch, a caller's index (``holders``) is read app by app; a
+#: zone failure's thousands of apps are summed in one walk of every cell's counts instead.
+HOLDERS_UP_TO = 64
 
 #: What the filters read of a cell (``failed_filter``).
 _runs = attrgetter("preloaded_rootfses", "rootfs_providers", "volume_drivers", "placement_tags",
@@ -76,6 +79,98 @@ def filter_key(item: WorkItem) -> FilterKey:
     return (item.rootfs, tuple(item.volume_drivers), tuple(item.placement_tags))
 
 
+class CellColumns:
+    """The fetched cells column by column (what ``AuctionState`` starts from), and the
+    filter classes of auction.md 3 over them.
+
+    Built for one auction, or kept by a caller between auctions: ``refresh`` with the next
+    fetch remakes only the positions whose ``CellState`` is another object than last time
+    (a caller hands the same object for a cell that did not change, as the memory store
+    does), and every column when the cells are other cells or in another order. The filter
+    classes are dropped as soon as what a cell runs changes.
+
+    A strategy may keep its own values over the columns in ``kept`` (the ``diego`` heaps):
+    ``dirty`` holds the positions remade since it last took them (``None``: every one), and
+    ``epoch`` moves whenever positions or filter class ids stop meaning what they meant.
+    """
+
+    __slots__ = ("a_cont", "a_disk", "a_mem", "cell_ids", "cells", "classes", "dirty", "epoch",
+                 "index", "kept", "kinds", "lrp_counts", "n_tasks", "proxy", "starting",
+                 "t_cont", "t_disk", "t_mem", "zone_of", "zones")
+
+    def __init__(self, cells: Sequence[CellState] = ()) -> None:
+        self.cells: list[CellState] = []
+        self.cell_ids: list[str] = []
+        self.classes: dict[FilterKey, FilterClass] = {}
+        self.dirty: set[int] | None = None
+        self.epoch = 0
+        self.kept: object | None = None
+        self._gather(list(cells))
+
+    def _gather(self, cells: list[CellState]) -> None:
+        self.cells = cells
+        # The columns gathered with C loops (``map`` of getters): an auction of one
+        # restart on 1,000 cells spent more time here than placing it.
+        self.cell_ids = list(map(_cell_id, cells))
+        self.zone_of: list[str] = list(map(_zone, cells))
+        self.zones: list[str] = sorted(set(self.zone_of))
+        available = list(map(_available, cells))
+        total = list(map(_total, cells))
+        self.a_mem: list[int] = list(map(_memory, available))
+        self.a_disk: list[int] = list(map(_disk, available))
+        self.a_cont: list[int] = list(map(_containers, available))
+        self.starting: list[int] = list(map(_starting, cells))
+        self.t_mem: list[int] = list(map(_memory, total))
+        self.t_disk: list[int] = list(map(_disk, total))
+        self.t_cont: list[int] = list(map(_containers, total))
+        self.proxy: list[int] = list(map(_proxy, cells))
+        self.index: list[int] = list(map(_index, cells))
+        self.n_tasks: list[int] = list(map(len, map(_tasks, cells)))
+        self.lrp_counts: list[Mapping[str, int]] = list(map(_counts_of, cells))
+        self.kinds: list[tuple[tuple[str, ...], ...]] = list(map(_runs, cells))
+        self.classes = {}
+        self.dirty = None
+        self.epoch += 1
+
+    def refresh(self, cells: Sequence[CellState]) -> list[int]:
+        """Take the next fetch's cells; returns the positions remade (every one when the
+        cells are other cells or in another order)."""
+        cells = list(cells)
+        if len(cells) != len(self.cells) or list(map(_cell_id, cells)) != self.cell_ids:
+            self._gather(cells)
+            return list(range(len(cells)))
+        changed = list(compress(range(len(cells)), map(is_not, cells, self.cells)))
+        self.cells = cells
+        for pos in changed:
+            cell = cells[pos]
+            if cell.zone != self.zone_of[pos]:  # zones and the filter classes by zone move
+                self._gather(cells)
+                return list(range(len(cells)))
+            self.a_mem[pos] = cell.available.memory_mb
+            self.a_disk[pos] = cell.available.disk_mb
+            self.a_cont[pos] = cell.available.containers
+            self.starting[pos] = cell.starting_containers
+            self.t_mem[pos] = cell.total.memory_mb
+            self.t_disk[pos] = cell.total.disk_mb
+            self.t_cont[pos] = cell.total.containers
+            self.proxy[pos] = cell.proxy_memory_mb
+            self.index[pos] = cell.index
+            self.n_tasks[pos] = len(cell.tasks)
+            self.lrp_counts[pos] = _counts_of(cell)
+            runs = _runs(cell)
+            if runs != self.kinds[pos]:
+                self.kinds[pos] = runs
+                self.classes = {}
+                self.epoch += 1
+        if self.dirty is not None:
+            self.dirty.update(changed)
+        return changed
+
+
+def _counts_of(cell: CellState) -> Mapping[str, int]:
+    return cell.lrp_counts if cell.lrp_counts is not None else _count(cell.lrps)
+
+
 class AuctionState:
     """Mutable per-auction cell columns plus the per-process zone counts of auction.md 4.2."""
 
@@ -103,53 +198,58 @@ class AuctionState:
         "version",
         "_own",
         "_zone_counts",
+        "kept_columns",
         "wins",
         "won",
         "zone_of",
         "zones",
     )
 
-    def __init__(self, cells: Sequence[CellState], holders: Holders | None = None) -> None:
-        self.cells = list(cells)
+    def __init__(self, cells: Sequence[CellState], holders: Holders | None = None,
+                 columns: CellColumns | None = None) -> None:
+        # ``columns``: the fetch's columns kept by a caller between auctions (``CellColumns``),
+        # refreshed for ``cells``; otherwise gathered here for this auction alone.
+        self.kept_columns = columns
+        if columns is None:
+            columns = CellColumns(cells)
+        self.cells = columns.cells
         # ``holders(guid)``: the process's instances per cell id, as the cells' counts hold
         # them, from a caller that indexes instances by process (the memory store); then
         # a zone count reads the cells that hold the process, not every cell's counts.
         self._holders = holders
         self._position: dict[str, int] | None = None
         self._won_by_zone: dict[str, dict[str, int]] = {}
-        # The columns gathered with C loops (``map`` of getters): an auction of one
-        # restart on 1,000 cells spent more time here than placing it.
-        self.cell_ids: list[str] = list(map(_cell_id, cells))
-        self.zone_of: list[str] = list(map(_zone, cells))
-        self.zones = sorted(set(self.zone_of))
-        available = list(map(_available, cells))
-        total = list(map(_total, cells))
-        self.a_mem: list[int] = list(map(_memory, available))
-        self.a_disk: list[int] = list(map(_disk, available))
-        self.a_cont: list[int] = list(map(_containers, available))
-        self.starting: list[int] = list(map(_starting, cells))
-        self.t_mem: list[int] = list(map(_memory, total))
-        self.t_disk: list[int] = list(map(_disk, total))
-        self.t_cont: list[int] = list(map(_containers, total))
-        self.proxy: list[int] = list(map(_proxy, cells))
-        self.index: list[int] = list(map(_index, cells))
-        self.n_tasks = list(map(len, map(_tasks, cells)))
-        self.version = [0] * len(cells)
-        self.won: list[list[WorkItem]] = [[] for _ in cells]
+        # What a win never changes is shared with the columns; what it changes is copied.
+        self.cell_ids = columns.cell_ids
+        self.zone_of = columns.zone_of
+        self.zones = columns.zones
+        self.a_mem = columns.a_mem.copy()
+        self.a_disk = columns.a_disk.copy()
+        self.a_cont = columns.a_cont.copy()
+        self.starting = columns.starting.copy()
+        self.t_mem = columns.t_mem
+        self.t_disk = columns.t_disk
+        self.t_cont = columns.t_cont
+        self.proxy = columns.proxy
+        self.index = columns.index
+        self.n_tasks = columns.n_tasks.copy()
+        self.version = [0] * len(self.cells)
+        self.won: list[list[WorkItem]] = [[] for _ in self.cells]
         # 4.1: the in-flight counter starts at the cells' starting containers.
         self.in_flight = sum(self.starting)
         # 4.2 step 1 counts instances over *all* cells of a zone, compatible or not. Each
         # cell's instances per process guid come counted (``CellState.lrp_counts``) or are
-        # counted here once; a cell's count is copied before its first win changes it.
-        # Zone counts are summed per process guid when an item of it first asks
+        # counted once (``CellColumns``); a cell's count is copied before its first win
+        # changes it. Zone counts are summed per process guid when an item of it first asks
         # (``zone_counts_of``), then kept per win: O(cells) per app in the batch instead
         # of a walk of every cell's instance list per item (which Diego's zone_sorter does).
-        self.lrp_counts: list[Mapping[str, int]] = [
-            c.lrp_counts if c.lrp_counts is not None else _count(c.lrps) for c in cells]
-        self._own = [False] * len(cells)  # lrp_counts[pos] is this auction's copy
+        self.lrp_counts: list[Mapping[str, int]] = columns.lrp_counts.copy()
+        self._own = [False] * len(self.cells)  # lrp_counts[pos] is this auction's copy
         self._zone_counts: dict[str, dict[str, int]] = {}
-        self._classes: dict[FilterKey, FilterClass] = {}
-        self._kinds: list[tuple[tuple[str, ...], ...]] | None = None  # what each cell runs
+        # Compatibility depends on what cells run, never on their resources: the classes
+        # live as long as the columns' cells run the same (``CellColumns.refresh``).
+        self._classes = columns.classes
+        self._kinds = columns.kinds  # what each cell runs
         self.wins = 0  # tentative wins so far: cached failure texts are valid until it moves
         self._errors: dict[tuple[int, bool, int, int], tuple[int, str]] = {}
 
@@ -179,9 +279,9 @@ class AuctionState:
     def count_zones(self, guids: Collection[str]) -> None:
         """Sum the zone counts of many process guids at once (a batch of many apps): one
         walk of every cell's counts when that is cheaper than one walk of the cells per app."""
-        if self._holders is not None:
-            return  # per app from the caller's index is cheaper still
         wanted = {g for g in guids if g not in self._zone_counts}
+        if self._holders is not None and len(wanted) <= HOLDERS_UP_TO:
+            return  # per app from the caller's index is cheaper still
         if len(wanted) <= FEW_APPS or len(wanted) * len(self.lrp_counts) <= sum(
                 len(c) for c in self.lrp_counts):
             return  # per app, on demand, is cheaper (a cell holds a few apps or more)
@@ -204,8 +304,6 @@ class AuctionState:
             by_zone: dict[str, list[int]] = {}
             # The filters read only what a cell can run: cells alike in that (most of a
             # foundation) are filtered once.
-            if self._kinds is None:
-                self._kinds = list(map(_runs, self.cells))
             kinds = self._kinds
             if self.cells and kinds.count(kinds[0]) == len(kinds):  # one kind of cell
                 if failed_filter(self.cells[0], rootfs, drivers, tags) is None:

@@ -11,6 +11,14 @@ figure: 1,000 cells / 100,000 instances for 600 sim-s. Prints figures; asserts n
 Figures (``--real-size``, one process, the shared 2-core machine at rest, November 2026):
 28.5 s wall / 28.5 cpu-s before issue 17's speed work, 19.6 s / 19.6 cpu-s after (the
 cycle collector paused during a run was a third of it); issue 14 asks for 10 s.
+
+Then the engine's columns, its heaps, the answering cells and the DesiredLRPs kept between
+auctions (issue 14 point 5 / issue 17 point 4), measured beside the code before it, run
+for run, on the shared 2-core machine busy with other work (that code took 21.7-25.4 s
+there, not 19.6 s): before 21.7 s min / 23.2 s median wall (21.3 / 23.1 cpu-s), after
+18.1 s / 19.6 s wall (18.0 / 18.8 cpu-s), three runs each: about 15 % less, not yet 10 s.
+What is left is spread over the work per event (each start, claim and row write, about
+half) and the convergence passes that read every row.
 """
 
 from __future__ import annotations

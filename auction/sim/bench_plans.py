@@ -12,6 +12,15 @@ Figures (defaults: 1,000 cells / 250,000 instances, the shared 2-core machine at
 November 2026): the 600 s fail_zone plan's run and result took 34.2 s before issue 17's
 speed work (64.5 s on a busy machine), 19.3 s / 19.2 cpu-s after; the two clones 1.9 s
 before and 1.8 s after. The target is 15 s.
+
+Then the engine's columns and heaps and the DesiredLRPs kept between auctions and passes
+(issue 14 point 5 / issue 17 point 4), measured beside the code before it, run for run,
+on the shared 2-core machine busy with other work (that code took 24.0-26.0 s there, not
+19.3 s): the plan's run and result before 24.0 s min / 25.3 s median (23.9 / 25.0 cpu-s),
+after 20.5 s / 21.9 s (20.4 / 21.8 cpu-s), three runs each; "how many more fit" 0.26-0.41 s
+before, 0.30-0.35 s after. The plan is mostly its 40 convergence passes over 250,000 rows
+(the BBS's one selection rule reads every row) and the zone failure's one auction of
+83,408 replacements, so the 15 s target is not reached yet.
 """
 
 from __future__ import annotations

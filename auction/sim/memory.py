@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import heapq
+import math
 from collections import Counter
 from collections.abc import Callable, ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from contextlib import AbstractContextManager, nullcontext
@@ -26,6 +27,7 @@ from auction.bbs.changes import RowCreate, RowDelete, RowUpdate, TaskDelete
 from auction.bbs.collector import collector_paused
 from auction.bbs.validation import bbs_message, cell_errors, task_errors
 from auction.engine import AuctionConfig, CellState
+from auction.engine.state import CellColumns
 from auction.sim import chaos as chaos_rules
 from auction.sim.cfdot import ClusterView
 from auction.sim.changes import ChangeSet
@@ -326,6 +328,17 @@ class World:
     # The cells in the state fetch's order (``loads.answering``), kept until a cell is put:
     # sorting an already sorted list is one comparison per cell.
     fetch_order: list[SimCell] | None = None
+    # The cells that answered the last fetch (``loads.answering``) and until when that
+    # answer holds: until a cell is put or the next presence lapses.
+    fetched: list[SimCell] | None = None
+    fetched_at: float = 0.0
+    fetched_until: float = 0.0
+    # The engine's columns of the fetched states, refreshed per auction where a cell's
+    # state is another object (``CellColumns``): most of 1,000 cells did not change.
+    columns: CellColumns = field(default_factory=CellColumns, compare=False, repr=False)
+    # The convergence pass's DesiredLRPs (``_desired``), with the apps they were made of.
+    desired_kept: tuple[dict[str, SimApp], list[core.DesiredLRP]] | None = field(
+        default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.rows is None:
@@ -693,13 +706,22 @@ class World:
         snapshot = core.Snapshot(
             now=at, cells=frozenset(c.cell_id for c in self.cells.values() if c.has_presence(at)),
             domains=dict(self.domains),
-            desired=[core.DesiredLRP(a.process_guid, a.domain, a.instances)
-                     for a in sorted(self.apps.values(), key=_app_order)],
+            desired=self._desired(),
             actual=self.rows.in_key_order(), tasks=[t.task for t in self.tasks.values()],
             config=self.convergence, ordered=True)
         silent = {c.cell_id for c in self.cells.values() if c.silent}
         otto = {g for g, t in self.tasks.items() if t.placement_mode != "diego"}
         return snapshot, silent, otto, self.convergence_interval_s
+
+    def _desired(self) -> list[core.DesiredLRP]:
+        """The DesiredLRPs by process guid, kept until an app is put or removed: a pass
+        on 50,000 apps made them all anew though none changed."""
+        kept = self.desired_kept
+        if kept is None or kept[0] is not self.apps:
+            kept = self.desired_kept = (self.apps, [
+                core.DesiredLRP(a.process_guid, a.domain, a.instances)
+                for a in sorted(self.apps.values(), key=_app_order)])
+        return list(kept[1])
 
     def has_new_work(self) -> bool:
         # ``new_work`` holds every item not carried over: the rule needs no other.
@@ -723,7 +745,20 @@ class World:
         return RoundInput(at=at, queue=queue, cells=self.fetch_order, loads=self.fetched_loads,
                           apps=self.apps, unclaimed=unclaimed, tasks=self.tasks,
                           config=self.config, cached=self.cached, states=states,
-                          holders=self.rows.holders, explain=explain)
+                          holders=self.rows.holders, explain=explain,
+                          columns=self.columns, fetched=self._fetched(at))
+
+    def _fetched(self, at: float) -> list[SimCell]:
+        """``loads.answering`` at ``at``, kept while no cell is put and no presence lapses."""
+        if self.fetched is None or not self.fetched_at <= at < self.fetched_until:
+            if self.fetch_order is None:
+                self.fetch_order = sorted(self.cells.values(), key=FETCH_ORDER)
+            self.fetched = answering(self.fetch_order, at)
+            self.fetched_at = at
+            self.fetched_until = min((c.presence_lost_at for c in self.fetch_order
+                                      if c.presence_lost_at is not None and c.presence_lost_at > at),
+                                     default=math.inf)
+        return self.fetched
 
     def advanced(self, to: float) -> None:
         self.now = max(self.now, to)
@@ -734,6 +769,8 @@ class World:
     # ------------------------------------------------------------------ Store: apply
     def apply(self, change: ChangeSet) -> None:
         at = change.at
+        if change.apps_put or change.apps_removed:
+            self.desired_kept = None
         for app in change.apps_put:
             self.apps[app.process_guid] = app
             if self.sizes.get(app.process_guid) != (app.memory_mb, app.disk_mb):
@@ -800,6 +837,7 @@ class World:
         old = self.cells.get(cell.cell_id)
         self.cells[cell.cell_id] = cell
         self.fetch_order = None
+        self.fetched = None
         self.unfetched.add(cell.cell_id)
         if cell.state == DRAINING:
             self.draining.add(cell.cell_id)

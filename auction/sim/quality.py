@@ -32,7 +32,7 @@ from auction.engine import (
     wait_times,
     zone_skew,
 )
-from auction.engine.state import Holders
+from auction.engine.state import CellColumns, Holders
 
 if TYPE_CHECKING:
     from auction.sim.memory import World
@@ -57,6 +57,10 @@ class AuctionStats:
 #: Up to this many apps in a batch, their zone counts are gathered app by app (one C
 #: loop over the cells each, cheaper than a Python walk of every cell's apps).
 FEW_GUIDS = 8
+#: Up to this many apps in a batch, their counts are read from the store's index by app;
+#: a zone failure's batch of thousands of apps is one walk of every cell's counts (a
+#: tenth of the time).
+HOLDERS_UP_TO = 64
 
 
 def batch_zone_skew(cells: Sequence[CellState], result: AuctionResult,
@@ -71,7 +75,7 @@ def batch_zone_skew(cells: Sequence[CellState], result: AuctionResult,
     zones = sorted(set(zone_of.values()))
     if not guids or not zones:
         return ZoneSkew({}, None, 0, 0)
-    if holders is not None:
+    if holders is not None and len(guids) <= HOLDERS_UP_TO:
         return _skew_of(_counts_by_holders(zone_of, guids, holders), zones, zone_of, result)
     counts: dict[str, Counter[str]] = {}
     helds: list[Mapping[str, int]] = [
@@ -140,13 +144,15 @@ def _skew_of(counts: dict[str, Counter[str]], zones: list[str], zone_of: Mapping
 
 def auction_stats(cells: Sequence[CellState], result: AuctionResult, queue_times: Mapping[str, float],
                   attempts: Mapping[str, int], now: float, *, wall_seconds: float,
-                  holders: Holders | None = None) -> AuctionStats:
+                  holders: Holders | None = None, columns: CellColumns | None = None) -> AuctionStats:
+    """``columns``: the caller's ``CellColumns`` of this fetch, if it keeps them."""
     skew = batch_zone_skew(cells, result, holders)
     failures = failure_summary(result)
     items = len(result.placements) + len(result.failures)
+    in_use = memory_in_use(cells, columns)
     return AuctionStats(
-        distribution_initial=distribution_score(memory_in_use(cells)),
-        distribution_final=distribution_score(final_memory_in_use(cells, result)),
+        distribution_initial=distribution_score(in_use),
+        distribution_final=distribution_score(final_memory_in_use(cells, result, in_use)),
         worst_skew=skew.worst_skew, worst_app=skew.worst_app, apps_skew_over_one=skew.apps_over_one,
         failed=failures.count, failed_fraction=failures.fraction, failures_by_error=failures.by_error,
         wait=wait_times(queue_times, result, now),

@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from auction.bbs import events as ev
@@ -37,7 +38,7 @@ from auction.engine import (
     order_batch,
     schedule,
 )
-from auction.engine.state import Holders
+from auction.engine.state import CellColumns, Holders
 from auction.sim.changes import ChangeSet, Note
 from auction.sim.ids import instance_guid
 from auction.sim.loads import answering, cell_state, free_resources
@@ -45,6 +46,8 @@ from auction.sim.model import DRAINING, Load, QueuedWork, SimApp, SimCell, SimTa
 from auction.sim.quality import AuctionStats, auction_stats
 
 MAX_AUCTIONS_PER_RUN = 100
+
+_cell_id = attrgetter("cell_id")
 
 
 @dataclass(slots=True)
@@ -72,6 +75,11 @@ class RoundInput:
     #: A process guid's CLAIMED/RUNNING instances per cell id, now (what ``loads`` count),
     #: when the store indexes its instances by app (``quality.batch_zone_skew``).
     holders: Holders | None = None
+    #: The store's ``CellColumns`` kept between its auctions (refreshed by the engine
+    #: for this fetch), when it keeps its cells' states between auctions too.
+    columns: CellColumns | None = None
+    #: The cells that answer the fetch (``loads.answering``), when the store keeps them.
+    fetched: list[SimCell] | None = None
 
 
 @dataclass(slots=True)
@@ -127,9 +135,9 @@ def auction_round(data: RoundInput) -> ChangeSet:
     started = time.perf_counter()
     at = data.at
     change = ChangeSet(at)
-    fetched = answering(data.cells, at)
+    fetched = answering(data.cells, at) if data.fetched is None else data.fetched
     if data.states is not None:
-        states = [data.states[c.cell_id] for c in fetched]
+        states = list(map(data.states.__getitem__, map(_cell_id, fetched)))
     else:
         states = [cell_state(c, data.loads[c.cell_id],
                              data.cached.get(c.cell_id, ()) if data.config.placement_strategy == "objective"
@@ -140,8 +148,9 @@ def auction_round(data: RoundInput) -> ChangeSet:
     kept = {id(item.ref) for item in batch}
     duplicates = [item.ref for item in items if id(item.ref) not in kept]
     result = schedule(states, batch, data.config, explain=data.explain, ordered=True,
-                      holders=data.holders)
-    outcomes, unreachable = _commit(result, {c.cell_id: c for c in data.cells}, data.loads, at)
+                      holders=data.holders, columns=data.columns)
+    outcomes, unreachable = _commit(result, dict(zip(map(_cell_id, data.cells), data.cells, strict=True)),
+                                    data.loads, at)
     result = apply_commits(result, outcomes)
     by_ident = {item.identifier: item for item in batch}
     _claim(change, result, by_ident, unreachable, data)
@@ -157,7 +166,7 @@ def auction_round(data: RoundInput) -> ChangeSet:
         at=at, config=data.config, states=states, batch=batch, result=result,
         outcomes=outcomes, unreachable=unreachable,
         stats=auction_stats(states, result, queue_times, attempts, at, wall_seconds=wall,
-                            holders=data.holders),
+                            holders=data.holders, columns=data.columns),
         fetch_seconds=fetch_seconds, wall_seconds=wall,
         waits=[at - queue_times[i] for i in result.placements],
         attempts=[attempts[i] for i in result.placements])

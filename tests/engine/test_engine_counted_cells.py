@@ -54,3 +54,26 @@ def test_zone_counts_summed_in_one_walk_equal_the_per_app_sums_auction_md_4_2() 
             one_walk.reserve(0, LRPWork(guids[0], 99, 1, 1))
             zone = case.cells[0].zone
             assert one_walk.zone_counts_of(guids[0])[zone] == expected[zone] + 1
+
+
+def test_many_apps_with_a_holders_index_are_summed_in_one_walk_auction_md_4_2() -> None:
+    """A caller's index (``holders``) is read app by app for a few apps; a batch of more
+    than ``HOLDERS_UP_TO`` apps is summed in one walk of the cells. Both equal the counts."""
+    from auction.engine.state import HOLDERS_UP_TO
+
+    rng = random.Random(7)
+    guids = [f"app{i}" for i in range(HOLDERS_UP_TO + 20)]
+    case = parse_case(random_case(rng, cells=10, apps=3, filters=False))
+    cells = [replace(c, lrps=tuple(rng.choice(guids) for _ in range(rng.randint(0, 30))))
+             for c in case.cells]
+
+    def holders(guid: str) -> dict[str, int]:
+        return {c.cell_id: c.lrps.count(guid) for c in cells if guid in c.lrps}
+
+    expected = {g: {z: n for z in {c.zone for c in cells}
+                    if (n := sum(c.lrps.count(g) for c in cells if c.zone == z))} for g in guids}
+    for batch in (guids[:3], guids):
+        state = AuctionState(cells, holders)
+        state.count_zones(batch)
+        assert (set(state._zone_counts) == set(batch)) == (len(batch) > HOLDERS_UP_TO)
+        assert {g: state.zone_counts_of(g) for g in batch} == {g: expected[g] for g in batch}

@@ -163,3 +163,22 @@ def test_the_same_comparison_is_computed_once_per_process(client: Client, monkey
     assert first.status_code == second.status_code == 200 and len(calls) == 1
     assert first.content.count(b'data-strategy="') == second.content.count(b'data-strategy="') == 2
     assert client.get(url.replace("t=30", "t=40")).status_code == 200 and len(calls) == 2
+
+
+def test_batch_zone_skew_by_index_or_by_walk_matches_the_engine_auction_md_9() -> None:
+    """auction.md 9 zone skew: a batch of a few apps (counted from the store's index) and
+    one of many (a walk of every cell's counts) both equal the engine's figure."""
+    from auction.engine import LRPWork, schedule
+    from auction.sim.bench import build
+    from auction.sim.quality import HOLDERS_UP_TO
+
+    world = build(30, seed=4, per_cell=8)
+    world.run_until(30)
+    states = world.cell_states()
+    for apps in (3, HOLDERS_UP_TO + 5):
+        guids = sorted(world.apps)[:apps]
+        result = schedule(states, [LRPWork(g, 50, 128, 1024) for g in guids])
+        full = zone_skew(states, result)
+        for holders in (world.rows.holders, None):
+            mine = batch_zone_skew(states, result, holders)
+            assert mine.per_app == {g: full.per_app[g] for g in guids}, (apps, holders)

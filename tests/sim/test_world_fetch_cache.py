@@ -3,10 +3,13 @@ auction reads is always what the rep would report now (auction.md 1.3, ``sim.loa
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from auction.bbs import types as core
 from auction.sim.bench import build, main
-from auction.sim.loads import cell_loads, cell_state
-from auction.sim.memory import SimTask, World
+from auction.sim.loads import answering, cell_loads, cell_state
+from auction.sim.lrps import lrp_remove
+from auction.sim.memory import FAILED, HEALTHY, SimApp, SimTask, World
 
 
 def fresh_states(world: World) -> dict[str, object]:
@@ -39,3 +42,44 @@ def test_bench_real_size_mode_and_density_flag(capsys) -> None:  # type: ignore[
     out = capsys.readouterr().out
     assert "30 instances per cell" in out
     assert build(6, per_cell=30).cells["cell-0000"].memory_mb == 8192 * 3
+
+
+def test_kept_fetch_follows_presence_lapses_and_put_cells_auction_md_1_3() -> None:
+    """The cells that answer are kept between auctions: a presence that lapses, or a cell
+    put (failed, back), changes them at once, as a fetch counted anew sees it."""
+    world = build(6, seed=1, per_cell=2)
+    world.run_until(10)
+    lapsing = replace(world.cells["cell-0001"], presence_lost_at=20.0)
+    world._cell_put(lapsing)
+    for at in (10.0, 19.5, 20.0, 25.0):
+        assert world._fetched(at) == answering(world.cells.values(), at), at
+    assert world.cells["cell-0001"] not in world._fetched(25.0)
+    world._cell_put(replace(world.cells["cell-0002"], state=FAILED))
+    assert world._fetched(26.0) == answering(world.cells.values(), 26.0)
+    assert world.cells["cell-0002"] not in world._fetched(26.0)
+    world._cell_put(replace(world.cells["cell-0002"], state=HEALTHY))
+    assert world.cells["cell-0002"] in world._fetched(27.0)
+    assert world.cells["cell-0001"] not in world._fetched(27.0)
+
+
+def test_kept_desired_lrps_follow_scale_desire_and_removal_bbs_md_4_2() -> None:
+    """The convergence pass reads the DesiredLRPs as the apps are now, though the world
+    keeps them between passes: a scale, a new app and a removed one show at the next pass."""
+    world = build(6, seed=2, per_cell=3)
+    world.run_until(40)
+
+    def fresh() -> list[core.DesiredLRP]:
+        return [core.DesiredLRP(a.process_guid, a.domain, a.instances)
+                for a in sorted(world.apps.values(), key=lambda a: a.process_guid)]
+
+    assert world.convergence_input(world.now)[0].desired == fresh()
+    world.scale("app-00001", 9)
+    world.run_until(45)
+    desired = world.convergence_input(world.now)[0].desired
+    assert desired == fresh()
+    assert next(d.instances for d in desired if d.process_guid == "app-00001") == 9
+    world.desire_lrp(SimApp("app-new", instances=2))
+    world.apply(lrp_remove(world.apps["app-00002"], world.app_rows("app-00002"),
+                           lambda cell_id: True, world.now))
+    world.run_until(50)
+    assert world.convergence_input(world.now)[0].desired == fresh()
