@@ -154,3 +154,34 @@ def _live_memory_forgotten() -> Iterator[None]:
     runner.coalescer.sent.clear()
     runner.coalescer.feed_sent.clear()
     snapshots.clear()
+
+
+# Fixtures through which a test reaches the database (pytest-django's own).
+DB_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback",
+               "live_server", "admin_user", "admin_client", "django_user_model"}
+
+
+def _touches_database(item: pytest.Item) -> bool:
+    from django.test import TransactionTestCase
+
+    if item.get_closest_marker("django_db") or item.get_closest_marker("browser") \
+            or item.get_closest_marker("processes"):
+        return True  # stacks reach it from their own processes
+    cls = getattr(item, "cls", None)
+    if cls is not None and issubclass(cls, TransactionTestCase):
+        return True
+    return bool(DB_FIXTURES & set(getattr(item, "fixturenames", ())))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``DIEGO_DATABASE_TESTS_ONLY=1`` (``.ci/run``'s PostgreSQL pass): only the tests that
+    can reach the database run. The others (the engine, the cores, the in-memory world,
+    parsers) cannot tell one database from another; they ran in the SQLite pass just
+    before, and pytest-django refuses them any database access, so nothing is missed."""
+    if os.environ.get("DIEGO_DATABASE_TESTS_ONLY") != "1":
+        return
+    kept = [item for item in items if _touches_database(item)]
+    dropped = [item for item in items if not _touches_database(item)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept

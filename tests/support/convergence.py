@@ -19,6 +19,9 @@ from playwright.sync_api import Error as PlaywrightError
 from stack import ADMIN_PASSWORD, LiveStack
 
 SETTLE_QUIET_S = 1.5  # hooks unchanged this long = settled
+# How often the open pages' hooks are read while settling. Each read walks every element of
+# a dozen pages: at 0.1 s that alone kept a core busy beside the rest of the suite.
+SETTLE_POLL_S = 0.25
 SETTLE_MAX_S = 20.0
 
 # Every element inside <main> with an id or a data-* attribute, as [tag, id, {data-*}];
@@ -70,7 +73,7 @@ def settle(pages: list[Page], excluded: set[str], since: float | None = None) ->
     changed = since if since is not None else time.monotonic()
     quiet_since = time.monotonic()
     while time.monotonic() < deadline:
-        time.sleep(0.1)
+        time.sleep(SETTLE_POLL_S)
         now = [hooks(p, excluded) for p in pages]
         if now != last:
             last, quiet_since = now, time.monotonic()
