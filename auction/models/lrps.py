@@ -184,12 +184,7 @@ class ActualLRP(models.Model):
                 name="actual_presence_valid", violation_error_message="Invalid field: presence",
             ),
         ]
-        # The next start and the next injected crash are read at every clock tick and
-        # every frame of the controls (``store.next_due``, ``selectors.timeline``): by
-        # state, the soonest first, not a scan of every RUNNING row (100,000 of them).
-        indexes = [models.Index(fields=["state", "presence"], name="actual_state_presence"),
-                   models.Index(fields=["state", "ready_at"], name="actual_state_ready"),
-                   models.Index(fields=["state", "crash_at"], name="actual_state_crash")]
+        indexes = [models.Index(fields=["state", "presence"], name="actual_state_presence")]
 
     @property
     def process_guid(self) -> str:

@@ -76,8 +76,7 @@ class Task(models.Model):
                 name="task_state_valid", violation_error_message="Invalid field: state",
             ),
         ]
-        indexes = [models.Index(fields=["state"], name="task_state"),
-                   models.Index(fields=["state", "finishes_at"], name="task_state_finishes")]
+        indexes = [models.Index(fields=["state"], name="task_state")]
 
     def __str__(self) -> str:
         return self.task_guid
