@@ -32,6 +32,24 @@ flood ``auction_s``       3.77 / 3.25 s        5.61 / 4.88 s
 The issue's figures (133 s / 97 s for the happy path) did not reproduce: the code before
 this work measured 41.5 / 48.0 s here. Figures move with the machine's load: at a load
 of 10 the flood's auction took 9.8 s before and 8.5 s after.
+
+With the grid page asked for every 0.2 s by a web process of its own (``PageProbe``,
+which takes its share of the two cores), on a later, slower day of the same machine
+(the in-memory benchmark ran 15 % slower than its quoted figure):
+
+==========================  ==============  ==============
+figure                      SQLite          PostgreSQL
+==========================  ==============  ==============
+happy ``all_running_s``     15.2-16.2 s     20.6 s
+happy ``grid_p95_s``        0.60-0.91 s     0.79 s
+flood ``scale_up_s``        2.3-2.7 s       2.15-2.17 s
+flood ``auction_s``         3.8-4.6 s       5.7-6.2 s
+flood ``grid_p95_s``        0.54-0.70 s     0.65-0.75 s
+flood ``slowest_tick_s``    3.8-4.6 s       0.16-0.21 s
+==========================  ==============  ==============
+
+On SQLite the clock's tick waits for the flood's auction: one writer at a time, and the
+auction holds the write lock from its read to its commit.
 """
 
 from __future__ import annotations
