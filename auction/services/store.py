@@ -400,9 +400,12 @@ class DbStore:
             if change.callbacks:
                 task_callbacks_request(change.callbacks)
             cells = change.cells_changed()
-            if (cells or change.queue_add or change.queue_remove or change.queue_drop
-                    or change.apps_put or change.apps_removed):
-                # The tray and desired vs actual re-render with every cells frame.
+            if (cells or change.queue_add or change.queue_remove or change.queue_drop or change.queue_put
+                    or change.apps_put or change.apps_removed or change.lrp_ops or change.task_ops
+                    or change.tasks_put):
+                # The tray and desired vs actual re-render with every cells frame. A row on
+                # no cell changes no cell, yet the tray (an unclaimed instance crashed:
+                # the convergence test's soak, step 58, seed 21).
                 publish_after_commit(group("zones"), {"type": "live.cells", "cells": sorted(cells)})
 
     def _lrp_ops(self, change: ChangeSet) -> None:

@@ -117,6 +117,32 @@ def test_one_transaction_makes_one_mark_so_its_change_is_one_tick(clean_redis) -
     assert generation() == before + 2
 
 
+def test_a_change_to_a_row_on_no_cell_still_redraws_the_tray(clean_redis) -> None:
+    """dashboard.md L3: a change to an instance that is on no cell changes no cell, yet the
+    tray. The convergence soak (seed 21, step 58) left the tray drawing an instance the
+    metrics header (marked by the change's event) no longer counted as unclaimed."""
+    from dataclasses import replace
+
+    from django.db import transaction
+
+    from auction.bbs.changes import RowDelete
+    from auction.models import ActualLRP
+    from auction.services.scenarios import scenario_load
+    from auction.services.store import DbStore
+    from auction.sim.changes import ChangeSet
+
+    scenario_load("seed-example")  # every instance unclaimed, in the tray
+    store = DbStore()
+    with transaction.atomic():
+        rows = [r for r in store.cluster_view().rows if r.state == "UNCLAIMED" and not r.cell_id]
+        change = ChangeSet(0.0)
+        change.lrp_ops.append(RowDelete(rows[0].key, replace(rows[0])))
+        clean_redis.delete(dirty_set())
+        store.apply(change)
+    assert not ActualLRP.objects.filter(desired_id=rows[0].process_guid, index=rows[0].index).exists()
+    assert clean_redis.sismember(dirty_set(), "tray")
+
+
 def test_latest_fragment_wins_and_legacy_messages_route_through_marks(clean_redis) -> None:
     """dashboard.md L3: caller-rendered fragments collapse to the latest per element id."""
     for n in range(50):
