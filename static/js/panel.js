@@ -57,7 +57,8 @@
     opener = from || null;
     focusInto = !!keyboard;
     setSel(selOf(data));
-    window.htmx.ajax("GET", url, { target: "#panel", swap: "innerHTML" });
+    // No answer is shown by the htmx:sendError handler; the rejection is not a page error.
+    window.htmx.ajax("GET", url, { target: "#panel", swap: "innerHTML" }).catch(function () {});
   }
 
   function close() {

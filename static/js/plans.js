@@ -45,7 +45,9 @@
       return;
     }
     last[id] = now;
-    window.htmx.ajax("GET", url, {target: "#" + id, swap: swap});
+    // A failed fetch is already an htmx:sendError (the next frame asks again); its
+    // rejected promise must not also be an uncaught error in the console (dashboard.md L10).
+    window.htmx.ajax("GET", url, {target: "#" + id, swap: swap}).catch(function () {});
   }
   document.addEventListener("htmx:wsAfterMessage", function () {
     var plan = document.getElementById("plan-result");

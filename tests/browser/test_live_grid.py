@@ -136,3 +136,35 @@ class LiveGridTests(LiveBrowserCase):
         page.keyboard.press("?")
         self.shot(page, "T15-url-2")
         page.close()
+
+
+class OutageTests(LiveBrowserCase):
+    def test_l5_a_refused_fetch_is_no_page_error(self) -> None:
+        """L5: while the server refuses the page's own fetches (the zone-loss chips asked
+        again after a frame, a block's panel), the page logs htmx's send error and nothing
+        uncaught; once the server answers, the chips and the panel load."""
+        self.run_as_worker(_seed, False)
+        page = self.open("/grid/")
+        uncaught: list[str] = []
+        page.on("pageerror", lambda exc: uncaught.append(str(exc)))
+        refused: list[str] = []
+
+        def refuse(route) -> None:  # type: ignore[no-untyped-def]
+            refused.append(route.request.url)
+            route.abort("connectionrefused")
+
+        for pattern in ("**/plans/zone-loss/**", "**/panel/**"):
+            page.route(pattern, refuse)
+        from auction.services.sim import auctioneer_run
+
+        self.run_as_worker(auctioneer_run)  # a frame: the chips ask again (plans.js)
+        expect(page.locator('.cell [data-instance="lrp-b.0"]')).to_have_count(1, timeout=5000)
+        page.locator('.cell [data-instance="lrp-a.0"]').click()
+        page.wait_for_timeout(1000)
+        assert any("zone-loss" in url for url in refused), refused
+        assert any("htmx:sendError" in e for e in page.errors), page.errors
+        assert uncaught == [], uncaught
+        page.unroute_all()
+        page.locator('.cell [data-instance="lrp-a.0"]').click()
+        expect(page.locator("#panel h2")).to_have_text("lrp-a index 0")
+        page.close()
