@@ -167,11 +167,11 @@ def evolve(row: ActualLRP, **changes: Any) -> ActualLRP:
     into the row's values before the new row is made from them."""
     values = list(_actual_values(row))
     position = _ACTUAL_POSITION
-    for name, value in changes.items():
-        pos = position.get(name)
-        if pos is None:
-            raise TypeError(f"ActualLRP has no field {name!r}")
-        values[pos] = value
+    try:
+        for name, value in changes.items():
+            values[position[name]] = value
+    except KeyError:
+        raise TypeError(f"ActualLRP has no field {name!r}") from None
     return ActualLRP(*values)
 
 

@@ -720,7 +720,7 @@ class World:
                 seen.add(key)
                 rows.append(row)
         copies = {r.lrp_key: [c for p in (core.EVACUATING, core.SUSPECT)
-                              if (c := self.rows.get((r.process_guid, r.index, p))) is not None]
+                              if (c := table.get((r.process_guid, r.index, p))) is not None]
                   for r in rows}
         return rows, copies, self.apps
 
