@@ -61,7 +61,7 @@ def changed(before: ActualLRP, after: ActualLRP, *, group: bool) -> list[Event]:
     if after.state == UNCLAIMED and before.state != UNCLAIMED:
         events = [Event(INSTANCE_REMOVED, before=before), Event(INSTANCE_CREATED, after=after)]
     else:
-        events = [Event(INSTANCE_CHANGED, before=before, after=after)]
+        events = [Event(INSTANCE_CHANGED, before, after)]
     if group:
-        events.append(Event(GROUP_CHANGED, before=before, after=after))
+        events.append(Event(GROUP_CHANGED, before, after))
     return events

@@ -158,17 +158,21 @@ class Snapshot:
 
 _ACTUAL_FIELDS: Final = tuple(f.name for f in fields(ActualLRP))
 _actual_values: Final = attrgetter(*_ACTUAL_FIELDS)
+_ACTUAL_POSITION: Final = {name: pos for pos, name in enumerate(_ACTUAL_FIELDS)}
 
 
 def evolve(row: ActualLRP, **changes: Any) -> ActualLRP:
-    """``dataclasses.replace`` for ActualLRP, four times faster: a pass makes tens of
-    thousands of changed rows at the target size (bbs.md 4)."""
-    new = ActualLRP(*_actual_values(row))
-    for name, value in changes.items():
-        if name not in _ACTUAL_FIELDS:
-            raise TypeError(f"ActualLRP has no field {name!r}")
-        setattr(new, name, value)
-    return new
+    """``dataclasses.replace`` for ActualLRP, several times faster: a pass makes tens of
+    thousands of changed rows at the target size (bbs.md 4). The changes are written
+    into the row's values before the new row is made from them."""
+    values = list(_actual_values(row))
+    position = _ACTUAL_POSITION
+    try:
+        for name, value in changes.items():
+            values[position[name]] = value
+    except KeyError:
+        raise TypeError(f"ActualLRP has no field {name!r}") from None
+    return ActualLRP(*values)
 
 
 def domain_is_fresh(expiry: float | None, now: float) -> bool:

@@ -38,8 +38,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 from heapq import heapify, heappop, heappush, heapreplace
-from itertools import compress
-from operator import ne
+from itertools import compress, repeat
+from operator import mul, ne
 
 from .gosort import go_sort_by_key
 from .state import AuctionState, FilterClass
@@ -170,7 +170,7 @@ class DiegoChooser:
         self.w_start = float(config.starting_container_weight)
         self.locality = int(config.locality_offset)
         w_bin = float(config.bin_pack_first_fit_weight)
-        self.bin_term = [b * w_bin for b in bin_indices(state, w_bin)]
+        self.bin_term: list[float] = list(map(mul, bin_indices(state, w_bin), repeat(w_bin)))
         self._lrp_heaps: dict[tuple[int, int, int], dict[str, list[LrpEntry]]] = {}
         self._task_heaps: dict[tuple[int, int, int], list[Entry]] = {}
         # A process's own heaps (see the module docstring), and the holder pops it has

@@ -39,16 +39,21 @@ def memory_in_use(cells: Sequence[CellState], columns: CellColumns | None = None
 
 
 def final_memory_in_use(cells: Sequence[CellState], result: AuctionResult,
-                        initial: Sequence[int] | None = None) -> list[int]:
+                        initial: Sequence[int] | None = None,
+                        columns: CellColumns | None = None) -> list[int]:
     """Memory in use after the commit: each accepted item adds its memory (LRPs + proxy).
-    ``initial``: ``memory_in_use(cells)`` when the caller has it already."""
+    ``initial``: ``memory_in_use(cells)`` when the caller has it already; ``columns``: the
+    caller's ``CellColumns`` (their map of positions) when they hold exactly these cells."""
     in_use = memory_in_use(cells) if initial is None else list(initial)
     if not result.won:
         return in_use
     placed = result.placements
     # Only the winners change: their positions found in a map made in C, not by a
     # Python walk of every cell per auction.
-    position = dict(zip(map(_cell_id, cells), range(len(cells)), strict=True))
+    if columns is not None and columns.cells == cells:
+        position = columns.by_id()[0]
+    else:
+        position = dict(zip(map(_cell_id, cells), range(len(cells)), strict=True))
     for cell_id, work in result.won.items():
         pos = position.get(cell_id)
         if pos is None:

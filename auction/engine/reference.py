@@ -87,7 +87,7 @@ def schedule_reference(cells: Sequence[CellState], items: Sequence[WorkItem],
         scores[ident] = note.score = score
     return AuctionResult(
         order=order, items=list(items), placements=placements, failures=failures,
-        scores=scores, won={st.cell_ids[p]: w for p, w in enumerate(st.won) if w},
+        scores=scores, won=st.won_by_cell(),
         strategy="diego", seed=config.seed, go_compat=config.go_compat,
         explanations=notes if explain else None)
 

@@ -107,7 +107,7 @@ def drive(state: AuctionState, items: Sequence[WorkItem], config: AuctionConfig,
         _number_groups(notes)
     return AuctionResult(
         order=order, items=list(items), placements=placements, failures=failures,
-        scores=scores, won={cell_ids[p]: w for p, w in enumerate(state.won) if w},
+        scores=scores, won=state.won_by_cell(),
         strategy=config.placement_strategy, seed=config.seed, go_compat=config.go_compat,
         explanations=notes if explain else None)
 

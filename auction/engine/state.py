@@ -94,8 +94,8 @@ class CellColumns:
     ``epoch`` moves whenever positions or filter class ids stop meaning what they meant.
     """
 
-    __slots__ = ("a_cont", "a_disk", "a_mem", "cell_ids", "cells", "classes", "dirty", "epoch",
-                 "index", "kept", "kinds", "lrp_counts", "n_tasks", "proxy", "starting",
+    __slots__ = ("_by_id", "a_cont", "a_disk", "a_mem", "cell_ids", "cells", "classes", "dirty",
+                 "epoch", "index", "kept", "kinds", "lrp_counts", "n_tasks", "proxy", "starting",
                  "t_cont", "t_disk", "t_mem", "zone_of", "zones")
 
     def __init__(self, cells: Sequence[CellState] = ()) -> None:
@@ -131,15 +131,30 @@ class CellColumns:
         self.classes = {}
         self.dirty = None
         self.epoch += 1
+        self._by_id: tuple[dict[str, int], dict[str, str]] | None = None
+
+    def by_id(self) -> tuple[dict[str, int], dict[str, str]]:
+        """(position, zone) of each cell id, made once per cells and order: an auction
+        of one restart on 1,000 cells looked them up from maps made anew each time."""
+        if self._by_id is None:
+            ids = self.cell_ids
+            self._by_id = (dict(zip(ids, range(len(ids)), strict=True)),
+                           dict(zip(ids, self.zone_of, strict=True)))
+        return self._by_id
 
     def refresh(self, cells: Sequence[CellState]) -> list[int]:
         """Take the next fetch's cells; returns the positions remade (every one when the
         cells are other cells or in another order)."""
         cells = list(cells)
-        if len(cells) != len(self.cells) or list(map(_cell_id, cells)) != self.cell_ids:
+        if len(cells) != len(self.cells):
             self._gather(cells)
             return list(range(len(cells)))
+        # A cell that is the same object has the same id: only the others are compared.
         changed = list(compress(range(len(cells)), map(is_not, cells, self.cells)))
+        cell_ids = self.cell_ids
+        if any(cells[pos].cell_id != cell_ids[pos] for pos in changed):
+            self._gather(cells)
+            return list(range(len(cells)))
         self.cells = cells
         for pos in changed:
             cell = cells[pos]
@@ -176,6 +191,7 @@ class AuctionState:
 
     __slots__ = (
         "_classes",
+        "_columns",
         "_errors",
         "_holders",
         "_kinds",
@@ -212,6 +228,7 @@ class AuctionState:
         self.kept_columns = columns
         if columns is None:
             columns = CellColumns(cells)
+        self._columns = columns
         self.cells = columns.cells
         # ``holders(guid)``: the process's instances per cell id, as the cells' counts hold
         # them, from a caller that indexes instances by process (the memory store); then
@@ -234,7 +251,9 @@ class AuctionState:
         self.index = columns.index
         self.n_tasks = columns.n_tasks.copy()
         self.version = [0] * len(self.cells)
-        self.won: list[list[WorkItem]] = [[] for _ in self.cells]
+        # Each winning position's work, in the order won (most auctions: a few cells of
+        # a thousand, so no list per cell).
+        self.won: dict[int, list[WorkItem]] = {}
         # 4.1: the in-flight counter starts at the cells' starting containers.
         self.in_flight = sum(self.starting)
         # 4.2 step 1 counts instances over *all* cells of a zone, compatible or not. Each
@@ -260,7 +279,7 @@ class AuctionState:
         if per_zone is None and self._holders is not None:
             per_zone = self._zone_counts[guid] = dict(self._won_by_zone.get(guid, {}))
             if self._position is None:
-                self._position = dict(zip(self.cell_ids, range(len(self.cell_ids)), strict=True))
+                self._position = self._columns.by_id()[0]
             position, zone_of = self._position, self.zone_of
             for cell_id, n in self._holders(guid).items():
                 pos = position.get(cell_id)
@@ -395,4 +414,13 @@ class AuctionState:
                 won[zone] = won.get(zone, 0) + 1
         else:
             self.n_tasks[pos] += 1
-        self.won[pos].append(item)
+        work = self.won.get(pos)
+        if work is None:
+            self.won[pos] = [item]
+        else:
+            work.append(item)
+
+    def won_by_cell(self) -> dict[str, list[WorkItem]]:
+        """Each winning cell's work, cells in input order (``AuctionResult.won``)."""
+        won, cell_ids = self.won, self.cell_ids
+        return {cell_ids[pos]: won[pos] for pos in sorted(won)}

@@ -19,6 +19,21 @@ there, not 19.6 s): before 21.7 s min / 23.2 s median wall (21.3 / 23.1 cpu-s), 
 18.1 s / 19.6 s wall (18.0 / 18.8 cpu-s), three runs each: about 15 % less, not yet 10 s.
 What is left is spread over the work per event (each start, claim and row write, about
 half) and the convergence passes that read every row.
+
+Then the per-event and per-auction overheads (issue 14 point 5, third round): no Python
+walk of every cell per auction (each win kept per winning position, the bin-pack term and
+the cells' position and zone maps made once per fetch order), each start's crash draw
+seeded without ``random.Random``'s Python layers (bit for bit the same draw), the due
+starts read in one walk of their heap, a claim's row write without the delete and insert
+of the key, ``evolve`` writing the changes into the row's values, a convergence pass
+re-reading only the rows written since the last (``RowTable.in_key_order``) and the
+selection looking up each app once. Measured beside the code before it, the two run at
+the same time, three times, on the shared 2-core machine at a load average of 10-19 (both
+far above their figures at rest): before 46.4 / 43.9 / 46.9 cpu-s, after 38.5 / 36.2 /
+37.5 cpu-s, 17-20 % less (at rest, roughly 19 -> 15.5 cpu-s). Not yet 10 s: what is
+left is the auctions' engine and the per-instance work (a claim, a start and their row
+writes, events and log entries, each a few microseconds of Python), and the passes' walk
+of every row.
 """
 
 from __future__ import annotations

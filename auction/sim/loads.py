@@ -90,7 +90,7 @@ def cell_state(cell: SimCell, load: Load, cached_blob_ids: Iterable[str] = ()) -
         total=Resources(cell.memory_mb, cell.disk_mb, cell.containers),
         available=free_resources(cell, load),
         starting_containers=load.starting,
-        lrps=tuple(chain.from_iterable(repeat(g, n) for g, n in load.lrps.items())),
+        lrps=tuple(chain.from_iterable(map(repeat, load.lrps, load.lrps.values()))),
         lrp_counts=load.lrps, tasks=tuple(load.tasks),
         preloaded_rootfses=tuple(cell.preloaded_rootfses),
         rootfs_providers=tuple(cell.rootfs_providers),

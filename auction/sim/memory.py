@@ -96,8 +96,8 @@ class RowTable:
     """The ActualLRP rows by key, with each cell's load kept per write and the reps'
     timers in heaps (entries are checked against the row when they come due)."""
 
-    __slots__ = ("_added", "_gone", "_order", "_rows", "by_cell", "by_guid", "crashes", "loads", "proxy",
-                 "sizes", "stale", "starts")
+    __slots__ = ("_added", "_at", "_changed", "_gone", "_listed", "_order", "_rows", "by_cell", "by_guid",
+                 "crashes", "loads", "proxy", "sizes", "stale", "starts")
 
     def __init__(self, sizes: dict[str, tuple[int, int]], proxy: dict[str, int]) -> None:
         self._rows: dict[core.RowKey, core.ActualLRP] = {}
@@ -115,6 +115,18 @@ class RowTable:
         self._order: list[core.RowKey] | None = None
         self._added: set[core.RowKey] = set()
         self._gone: set[core.RowKey] = set()
+        # The rows as the last ``in_key_order`` listed them, and the keys written since:
+        # when no key came or went, only those are read anew (a pass at 250,000 rows
+        # looked up every one). ``_at`` is each key's position in ``_order``.
+        self._listed: list[core.ActualLRP] | None = None
+        self._at: dict[core.RowKey, int] | None = None
+        self._changed: set[core.RowKey] = set()
+
+    def __getstate__(self) -> tuple[None, dict[str, Any]]:
+        """A copy (``World.clone``) leaves the listing behind: it is made again on demand."""
+        state = {name: getattr(self, name) for name in self.__slots__}
+        state["_listed"] = state["_at"] = None
+        return None, state
 
     def _account(self, row: core.ActualLRP, sign: int) -> None:
         if not holds_container(row.state, row.cell_id):
@@ -127,18 +139,9 @@ class RowTable:
         add_lrp(load, row.process_guid, row.state, memory, disk, self.proxy.get(row.cell_id, 0), sign)
 
     def _index(self, row: core.ActualLRP, add: bool) -> None:
-        for index, name in ((self.by_guid, row.process_guid), (self.by_cell, row.cell_id)):
-            if not name:
-                continue
-            keys = index.get(name)
-            if add:
-                if keys is None:
-                    keys = index[name] = set()
-                keys.add(row.key)
-            elif keys is not None:
-                keys.discard(row.key)
-                if not keys:
-                    del index[name]
+        key = row.key
+        _index_key(self.by_guid, row.process_guid, key, add)
+        _index_key(self.by_cell, row.cell_id, key, add)
 
     def __setitem__(self, key: core.RowKey, row: core.ActualLRP) -> None:
         old = self._rows.get(key)
@@ -150,6 +153,7 @@ class RowTable:
         else:
             self._added.add(key)
         self._rows[key] = row
+        self._changed.add(key)
         self._account(row, +1)
         self._index(row, True)
         self._timers(row)
@@ -164,12 +168,22 @@ class RowTable:
         """``pop(key)`` then ``self[row.key] = row`` (the row moves to the end of the
         order); the indexes are left alone when the row stays on its cell."""
         old = self._rows.get(key)
-        if old is None or row.key != key or old.cell_id != row.cell_id:
+        if old is None or row.key != key:
             self.pop(key, None)
             self[row.key] = row
             return
         del self._rows[key]
         self._rows[key] = row
+        self._changed.add(key)
+        if old.cell_id != row.cell_id:
+            # A claim: ``pop`` then set, in their order, the same key in and out of the
+            # keys added or gone since the last ``in_key_order`` (no change there).
+            self._account(old, -1)
+            self._index(old, False)
+            self._account(row, +1)
+            self._index(row, True)
+            self._timers(row)
+            return
         if (old.state in HOLDING_STATES and row.state in HOLDING_STATES
                 and old.process_guid in self.sizes and old.cell_id in self.loads):
             # The container stays where it was (a start): only the starting count moves.
@@ -223,21 +237,41 @@ class RowTable:
                 counts[row.cell_id] = counts.get(row.cell_id, 0) + 1
         return counts
 
+    @property
+    def table(self) -> Mapping[core.RowKey, core.ActualLRP]:
+        """The rows by key, to read (a hot loop's lookups without a method call each)."""
+        return self._rows
+
     def in_key_order(self) -> list[core.ActualLRP]:
         """Every row, by key (the order a convergence pass reads them in)."""
         order = self._order
-        if order is None:
-            order = sorted(self._rows)
-        elif self._added or self._gone:
-            if self._gone:
-                gone = self._gone
-                order = [k for k in order if k not in gone]
-            order += sorted(self._added)
-            order.sort()  # two sorted runs: one merge
+        rows = self._rows
+        listed = self._listed
+        if order is None or listed is None or self._added or self._gone:
+            if order is None:
+                order = sorted(rows)
+            elif self._added or self._gone:
+                if self._gone:
+                    gone = self._gone
+                    order = [k for k in order if k not in gone]
+                order += sorted(self._added)
+                order.sort()  # two sorted runs: one merge
+            listed = list(map(rows.__getitem__, order))
+            self._at = None
+        elif self._changed:
+            at = self._at
+            if at is None:
+                at = self._at = dict(zip(order, range(len(order)), strict=True))
+            for key in self._changed:
+                pos = at.get(key)  # a key added then deleted since is in neither
+                if pos is not None:
+                    listed[pos] = rows[key]
         self._order = order
+        self._listed = listed
         self._added.clear()
         self._gone.clear()
-        return list(map(self._rows.__getitem__, order))
+        self._changed.clear()
+        return list(listed)
 
     def of_guid(self, process_guid: str) -> list[core.ActualLRP]:
         return [self._rows[k] for k in sorted(self.by_guid.get(process_guid, ()))]
@@ -268,6 +302,20 @@ class RowTable:
 
     def items(self) -> ItemsView[core.RowKey, core.ActualLRP]:
         return self._rows.items()
+
+
+def _index_key(index: dict[str, set[core.RowKey]], name: str, key: core.RowKey, add: bool) -> None:
+    if not name:
+        return
+    keys = index.get(name)
+    if add:
+        if keys is None:
+            keys = index[name] = set()
+        keys.add(key)
+    elif keys is not None:
+        keys.discard(key)
+        if not keys:
+            del index[name]
 
 
 @dataclass(slots=True)
@@ -557,15 +605,21 @@ class World:
 
     # ------------------------------------------------------------------ Store: timing
     def next_due(self) -> float | None:
-        return next_instant((
-            self._peek_start(), self._peek_crash(), self._peek_completion(),
-            min((t for t in (next_evacuation_sync(c) for c in self._draining()) if t is not None),
-                default=None),
-            self._next_lapse(),
-            next((at for at, _, marker, _, _ in self.timeline if marker not in self.done_steps), None),
-            self.next_convergence_at,
-            self._next_new_work(),
-        ))
+        # Runs twice per instant: the walk of draining cells only when there are some.
+        # The order of the candidates is kept: of equal instants the first is returned
+        # (a timed action at 120 before a pass at 120.0).
+        draining = None
+        if self.draining:
+            draining = min((t for t in (next_evacuation_sync(c) for c in self._draining())
+                            if t is not None), default=None)
+        action = None
+        for at, _, marker, _, _ in self.timeline:
+            if marker not in self.done_steps:
+                action = at
+                break
+        return next_instant((self._peek_start(), self._peek_crash(), self._peek_completion(),
+                             draining, self._next_lapse(), action, self.next_convergence_at,
+                             self._next_new_work()))
 
     def _next_lapse(self) -> float | None:
         """The earliest presence lapse still ahead (one already past stays past)."""
@@ -596,10 +650,10 @@ class World:
         return cell is not None and cell.silent
 
     def _peek_start(self) -> float | None:
-        heap = self.rows.starts
+        heap, table = self.rows.starts, self.rows.table
         while heap:
             at, guid, index = heap[0]
-            row = self.rows.get((guid, index, core.ORDINARY))
+            row = table.get((guid, index, core.ORDINARY))
             if row is None or row.state != core.CLAIMED or row.ready_at != at:
                 heapq.heappop(heap)
                 continue
@@ -610,10 +664,10 @@ class World:
         return None
 
     def _peek_crash(self) -> float | None:
-        heap = self.rows.crashes
+        heap, table = self.rows.crashes, self.rows.table
         while heap:
             at, guid, index, presence = heap[0]
-            row = self.rows.get((guid, index, presence))
+            row = table.get((guid, index, presence))
             if row is None or row.state not in (core.CLAIMED, core.RUNNING) or row.crash_at != at:
                 heapq.heappop(heap)
                 continue
@@ -647,14 +701,26 @@ class World:
                                              dict[str, SimApp]]:
         rows: list[core.ActualLRP] = []
         seen: set[core.RowKey] = set()  # a set, not a scan: a zone's replacements start together
-        while (due := self._peek_start()) is not None and due <= at:
-            _, guid, index = heapq.heappop(self.rows.starts)
-            row = self.rows[(guid, index, core.ORDINARY)]
-            if row.key not in seen:
-                seen.add(row.key)
+        # ``_peek_start`` and the pop in one walk of the heap (each entry read once).
+        heap, table = self.rows.starts, self.rows.table
+        while heap:
+            due, guid, index = heap[0]
+            key = (guid, index, core.ORDINARY)
+            row = table.get(key)
+            if row is None or row.state != core.CLAIMED or row.ready_at != due:
+                heapq.heappop(heap)
+                continue
+            if self._held(row.cell_id):
+                self.held.setdefault(row.cell_id, []).append(("start", heapq.heappop(heap)))
+                continue
+            if due > at:
+                break
+            heapq.heappop(heap)
+            if key not in seen:
+                seen.add(key)
                 rows.append(row)
         copies = {r.lrp_key: [c for p in (core.EVACUATING, core.SUSPECT)
-                              if (c := self.rows.get((r.process_guid, r.index, p))) is not None]
+                              if (c := table.get((r.process_guid, r.index, p))) is not None]
                   for r in rows}
         return rows, copies, self.apps
 
@@ -746,7 +812,7 @@ class World:
                           apps=self.apps, unclaimed=unclaimed, tasks=self.tasks,
                           config=self.config, cached=self.cached, states=states,
                           holders=self.rows.holders, explain=explain,
-                          columns=self.columns, fetched=self._fetched(at))
+                          columns=self.columns, fetched=self._fetched(at), cells_by_id=self.cells)
 
     def _fetched(self, at: float) -> list[SimCell]:
         """``loads.answering`` at ``at``, kept while no cell is put and no presence lapses."""
@@ -764,7 +830,7 @@ class World:
         self.now = max(self.now, to)
 
     def phase(self) -> AbstractContextManager[object]:
-        return nullcontext()
+        return _NO_TRANSACTION
 
     # ------------------------------------------------------------------ Store: apply
     def apply(self, change: ChangeSet) -> None:
@@ -824,7 +890,8 @@ class World:
         if self.record_log:
             self.log += [_entry(at, e) for e in change.events]
             self.log += [LogEntry(at, n.type, n.key, n.cell_id) for n in change.notes]
-        self.counters.update(change.counters)
+        if change.counters:
+            self.counters.update(change.counters)
         if change.auction is not None:
             self._record_auction(change.auction)
         if change.convergence is not None:
@@ -858,19 +925,27 @@ class World:
                 heapq.heappush(heaps[kind], entry)
 
     def _row_op(self, op: Any) -> None:
-        if isinstance(op, RowCreate):
+        if type(op) is RowUpdate:  # most ops (claims, starts): before the isinstance walk
+            after = op.after
+            if after.state == core.CLAIMED and op.before.state == core.UNCLAIMED:
+                self._blob_cached(after)
+            self.rows.update(op.key, after)
+        elif isinstance(op, RowCreate):
             self.rows[op.row.key] = op.row
         elif isinstance(op, RowDelete):
             self.rows.pop(op.key, None)
         elif isinstance(op, RowUpdate):
             after = op.after
             if after.state == core.CLAIMED and op.before.state == core.UNCLAIMED:
-                # The objective strategy's blob cache: every app a cell ever ran.
-                blobs = self.cached.setdefault(after.cell_id, set())
-                if after.process_guid not in blobs:
-                    blobs.add(after.process_guid)
-                    self.unfetched.add(after.cell_id)
+                self._blob_cached(after)
             self.rows.update(op.key, after)
+
+    def _blob_cached(self, claimed: core.ActualLRP) -> None:
+        """The objective strategy's blob cache: every app a cell ever ran."""
+        blobs = self.cached.setdefault(claimed.cell_id, set())
+        if claimed.process_guid not in blobs:
+            blobs.add(claimed.process_guid)
+            self.unfetched.add(claimed.cell_id)
 
     def _record_auction(self, record: RoundRecord) -> None:
         result, stats = record.result, record.stats
@@ -897,6 +972,8 @@ class World:
 
 
 _app_order = attrgetter("process_guid")
+#: ``phase`` has no transaction to open: one reusable no-op context for every phase.
+_NO_TRANSACTION = nullcontext()
 
 
 

@@ -64,15 +64,18 @@ HOLDERS_UP_TO = 64
 
 
 def batch_zone_skew(cells: Sequence[CellState], result: AuctionResult,
-                    holders: Holders | None = None) -> ZoneSkew:
+                    holders: Holders | None = None, columns: CellColumns | None = None) -> ZoneSkew:
     """``zone_skew`` (auction.md 9) restricted to the apps of this batch: only their skew
     can change in this auction, and a 10,000-instance cluster would otherwise recount
     every app per auction. The run metrics report the whole cluster's skew. ``holders``
     reads an app's cells from the store's index instead of every cell's counts."""
     guids = {item.process_guid for item in result.items if type(item) is LRPWork}
-    # Built in C: an auction of one restart on 1,000 cells should not walk them in Python.
-    zone_of = dict(zip(map(_cell_id, cells), map(_zone, cells), strict=True))
-    zones = sorted(set(zone_of.values()))
+    if columns is not None and columns.cells == cells:  # the caller's, made once
+        zone_of, zones = columns.by_id()[1], columns.zones
+    else:
+        # Built in C: an auction of one restart on 1,000 cells should not walk them in Python.
+        zone_of = dict(zip(map(_cell_id, cells), map(_zone, cells), strict=True))
+        zones = sorted(set(zone_of.values()))
     if not guids or not zones:
         return ZoneSkew({}, None, 0, 0)
     if holders is not None and len(guids) <= HOLDERS_UP_TO:
@@ -146,13 +149,13 @@ def auction_stats(cells: Sequence[CellState], result: AuctionResult, queue_times
                   attempts: Mapping[str, int], now: float, *, wall_seconds: float,
                   holders: Holders | None = None, columns: CellColumns | None = None) -> AuctionStats:
     """``columns``: the caller's ``CellColumns`` of this fetch, if it keeps them."""
-    skew = batch_zone_skew(cells, result, holders)
+    skew = batch_zone_skew(cells, result, holders, columns)
     failures = failure_summary(result)
     items = len(result.placements) + len(result.failures)
     in_use = memory_in_use(cells, columns)
     return AuctionStats(
         distribution_initial=distribution_score(in_use),
-        distribution_final=distribution_score(final_memory_in_use(cells, result, in_use)),
+        distribution_final=distribution_score(final_memory_in_use(cells, result, in_use, columns)),
         worst_skew=skew.worst_skew, worst_app=skew.worst_app, apps_skew_over_one=skew.apps_over_one,
         failed=failures.count, failed_fraction=failures.fraction, failures_by_error=failures.by_error,
         wait=wait_times(queue_times, result, now),

@@ -10,11 +10,15 @@ failure (``presence_lapses_at``, bbs.md 6.1). Each rule returns a ``ChangeSet``.
 
 from __future__ import annotations
 
+import _random
 import math
 import random
 import zlib
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from functools import lru_cache
+from hashlib import sha512
+from operator import attrgetter
 from typing import Any
 
 from auction.bbs import events as ev
@@ -42,8 +46,14 @@ def presence_lapses_at(now: float) -> float:
 
 
 def instance_address(cell_id: str, index: int) -> str:
+    return f"{_cell_prefix(cell_id)}{(index % 250) + 2}"
+
+
+@lru_cache(maxsize=4096)
+def _cell_prefix(cell_id: str) -> str:
+    """``10.a.b.`` of a cell's addresses (a hash of its id: one per cell, not per start)."""
     h = zlib.crc32(cell_id.encode())
-    return f"10.{h % 250}.{(h >> 8) % 250}.{(index % 250) + 2}"
+    return f"10.{h % 250}.{(h >> 8) % 250}."
 
 
 def crash_time(seed: int, process_guid: str, index: int, tag_index: int, started_at: float,
@@ -55,10 +65,23 @@ def crash_time(seed: int, process_guid: str, index: int, tag_index: int, started
     """
     if crash_probability <= 0:
         return None
-    draw = random.Random(f"{seed}:{process_guid}:{index}:{tag_index}")
-    if draw.random() < crash_probability:
+    if _draw(f"{seed}:{process_guid}:{index}:{tag_index}") < crash_probability:
         return started_at + crash_after_s
     return None
+
+
+_new_random = random.Random.__new__
+_seed_random = _random.Random.seed
+
+
+def _draw(seed: str) -> float:
+    """``random.Random(seed).random()`` bit for bit, without its Python layers: the
+    string made an int as ``Random.seed`` makes it (version 2), then the generator's own
+    seeding (a start draws once; a zone's worth of restarts is thousands of draws)."""
+    key = seed.encode()
+    draw = _new_random(random.Random)
+    _seed_random(draw, int.from_bytes(key + sha512(key).digest()))
+    return draw.random()
 
 
 @dataclass(slots=True)
@@ -129,22 +152,26 @@ def instances_start(rows: Sequence[core.ActualLRP], copies: Mapping[core.LRPKey,
     the instance's crash, if any (``crash_time``).
     """
     change = ChangeSet(at)
-    for row in sorted(rows, key=lambda r: (r.process_guid, r.index)):
-        app = apps.get(row.process_guid)
+    lrp_ops, events, touched = change.lrp_ops, change.events, change.touched
+    for row in sorted(rows, key=_instance_order):
+        guid, index, tag = row.process_guid, row.index, row.modification_tag_index
+        app = apps.get(guid)
         crash_at = None if app is None else crash_time(
-            seed, row.process_guid, row.index, row.modification_tag_index, at,
-            app.crash_probability, app.crash_after_s)
+            seed, guid, index, tag, at, app.crash_probability, app.crash_after_s)
         after = core.evolve(row, state=core.RUNNING, since=at,
-                            address=instance_address(row.cell_id, row.index),
-                            ports=host_ports(app, row.index), ready_at=None, crash_at=crash_at,
-                            modification_tag_index=row.modification_tag_index + 1)
-        for copy in copies.get(row.lrp_key, ()):
-            change.lrp_ops.append(RowDelete(copy.key, copy))
-            change.events += ev.removed(copy, group=True)
-        change.lrp_ops.append(RowUpdate(row.key, row, after))
-        change.events += ev.changed(row, after, group=True)
-        change.touched.add(row.cell_id)
+                            address=instance_address(row.cell_id, index),
+                            ports=host_ports(app, index), ready_at=None, crash_at=crash_at,
+                            modification_tag_index=tag + 1)
+        for copy in copies.get((guid, index), ()):
+            lrp_ops.append(RowDelete(copy.key, copy))
+            events += ev.removed(copy, group=True)
+        lrp_ops.append(RowUpdate(row.key, row, after))
+        events += ev.changed(row, after, group=True)
+        touched.add(row.cell_id)
     return change
+
+
+_instance_order = attrgetter("process_guid", "index")
 
 
 def crash_report(change: ChangeSet, row: core.ActualLRP, at: float, *,

@@ -80,6 +80,8 @@ class RoundInput:
     columns: CellColumns | None = None
     #: The cells that answer the fetch (``loads.answering``), when the store keeps them.
     fetched: list[SimCell] | None = None
+    #: ``cells`` by cell id, when the store keeps them so.
+    cells_by_id: Mapping[str, SimCell] | None = None
 
 
 @dataclass(slots=True)
@@ -149,8 +151,10 @@ def auction_round(data: RoundInput) -> ChangeSet:
     duplicates = [item.ref for item in items if id(item.ref) not in kept]
     result = schedule(states, batch, data.config, explain=data.explain, ordered=True,
                       holders=data.holders, columns=data.columns)
-    outcomes, unreachable = _commit(result, dict(zip(map(_cell_id, data.cells), data.cells, strict=True)),
-                                    data.loads, at)
+    by_id = data.cells_by_id
+    if by_id is None:
+        by_id = dict(zip(map(_cell_id, data.cells), data.cells, strict=True))
+    outcomes, unreachable = _commit(result, by_id, data.loads, at)
     result = apply_commits(result, outcomes)
     by_ident = {item.identifier: item for item in batch}
     _claim(change, result, by_ident, unreachable, data)
@@ -203,20 +207,22 @@ def _claim(change: ChangeSet, result: AuctionResult, by_ident: Mapping[str, Any]
     the commit may be running there: convergence decides (auction.md 1 step 8)."""
     at = data.at
     started_per_cell: dict[str, int] = {}
+    unclaimed, apps, lrp_ops, events = data.unclaimed, data.apps, change.lrp_ops, change.events
     for ident, cell_id in result.placements.items():
         if cell_id in unreachable:
             continue
         work = by_ident[ident]
         if isinstance(work, LRPWork):
-            before = data.unclaimed[(work.process_guid, work.index)]
-            delay = data.apps[work.process_guid].start_delay_s
+            guid, index = work.process_guid, work.index
+            before = unclaimed[(guid, index)]
+            delay = apps[guid].start_delay_s
             tag = before.modification_tag_index + 1
             after = core.evolve(before, state=core.CLAIMED, cell_id=cell_id,
-                                instance_guid=instance_guid(work.process_guid, work.index, at, tag),
+                                instance_guid=instance_guid(guid, index, at, tag),
                                 placement_error="", since=at, ready_at=at + delay, crash_at=None,
                                 modification_tag_index=tag)
-            change.lrp_ops.append(RowUpdate(before.key, before, after))
-            change.events += ev.changed(before, after, group=True)
+            lrp_ops.append(RowUpdate(before.key, before, after))
+            events += ev.changed(before, after, group=True)
             continue
         sim_task = data.tasks[ident]
         started = task_states.start(sim_task.task, cell_id, at)

@@ -52,7 +52,7 @@ class ObjectiveChooser:
         self.seen = [0] * len(state.cells)  # how many of each cell's wins are folded in
 
     def _catch_up(self, pos: int) -> None:
-        won = self.state.won[pos]
+        won = self.state.won.get(pos, ())
         for item in won[self.seen[pos]:]:
             if type(item) is LRPWork:
                 ident = app_id(item.process_guid)
