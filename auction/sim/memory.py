@@ -650,6 +650,12 @@ class World:
         return cell is not None and cell.silent
 
     def _peek_start(self) -> float | None:
+        head = self._start_head()
+        return None if head is None else head[0]
+
+    def _start_head(self) -> tuple[float, core.ActualLRP] | None:
+        """The starts heap's first live entry and its row; stale entries are dropped and
+        those of a held cell set aside on the way (the one rule of a live start)."""
         heap, table = self.rows.starts, self.rows.table
         while heap:
             at, guid, index = heap[0]
@@ -660,7 +666,7 @@ class World:
             if self._held(row.cell_id):
                 self.held.setdefault(row.cell_id, []).append(("start", heapq.heappop(heap)))
                 continue
-            return at
+            return at, row
         return None
 
     def _peek_crash(self) -> float | None:
@@ -701,21 +707,11 @@ class World:
                                              dict[str, SimApp]]:
         rows: list[core.ActualLRP] = []
         seen: set[core.RowKey] = set()  # a set, not a scan: a zone's replacements start together
-        # ``_peek_start`` and the pop in one walk of the heap (each entry read once).
         heap, table = self.rows.starts, self.rows.table
-        while heap:
-            due, guid, index = heap[0]
-            key = (guid, index, core.ORDINARY)
-            row = table.get(key)
-            if row is None or row.state != core.CLAIMED or row.ready_at != due:
-                heapq.heappop(heap)
-                continue
-            if self._held(row.cell_id):
-                self.held.setdefault(row.cell_id, []).append(("start", heapq.heappop(heap)))
-                continue
-            if due > at:
-                break
+        while (head := self._start_head()) is not None and head[0] <= at:
             heapq.heappop(heap)
+            row = head[1]
+            key = row.key
             if key not in seen:
                 seen.add(key)
                 rows.append(row)
