@@ -59,6 +59,7 @@ import threading
 import time
 from typing import Any
 
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection, transaction
 
@@ -372,6 +373,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if not options["wipe"]:
             raise CommandError("bench_bbs replaces the cluster in this database; pass --wipe")
+        # A fresh checkout (or a new bench database) has no tables yet: the cluster this
+        # replaces starts from the current schema.
+        call_command("migrate", interactive=False, verbosity=0)
         only = {p.strip() for p in options["only"].split(",") if p.strip()}
         if only - set(PARTS):
             raise CommandError(f"--only: unknown part {sorted(only - set(PARTS))[0]!r}; parts: {', '.join(PARTS)}")

@@ -14,6 +14,7 @@ import json
 import time
 from typing import Any
 
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
 
@@ -39,6 +40,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **o: Any) -> None:
         if not o["wipe"]:
             raise CommandError("this replaces the live cluster; run it with --wipe")
+        # A fresh checkout (or a new bench database) has no tables yet: the cluster this
+        # replaces starts from the current schema.
+        call_command("migrate", interactive=False, verbosity=0)
         shape = FoundationShape(cells=o["cells"], zones=o["zones"], apps=o["apps"],
                                 instances=o["instances"], seed=o["seed"])
         figures: dict[str, Any] = {"database": connection.vendor, "shape": {

@@ -33,6 +33,7 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.exceptions import ChannelFull
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from django.test import Client
@@ -173,6 +174,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if not options["wipe"]:
             raise CommandError("bench_otto replaces the cluster in this database: pass --wipe")
+        # A fresh checkout (or a new bench database) has no tables yet: the cluster this
+        # replaces starts from the current schema.
+        call_command("migrate", interactive=False, verbosity=0)
         with suppressed():
             figures = asyncio.run(self._bench(options))
         self.stdout.write(json.dumps(figures, indent=2))
