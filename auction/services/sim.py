@@ -170,8 +170,8 @@ def convergence_run(now: float) -> PassSummary:
     """One convergence pass at ``now``, off the timer (the next timed one stays due)."""
     store = DbStore()
     with transaction.atomic():
-        snapshot, silent, otto, interval = store.convergence_input(now)
-        change = convergence_pass(snapshot, silent, otto, interval)
+        snapshot, silent, otto, interval, quiet = store.convergence_input(now)
+        change = convergence_pass(snapshot, silent, otto, interval, quiet)
         change.next_convergence_at = None
         store.apply(change)
     run = ConvergenceRun.objects.order_by("-pk").first()

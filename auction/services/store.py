@@ -266,13 +266,14 @@ class DbStore:
     def convergence_due(self, at: float) -> bool:
         return self._clock.next_convergence_at <= at
 
-    def convergence_input(self, at: float) -> tuple[core.Snapshot, set[str], set[str], float]:
+    def convergence_input(self, at: float) -> tuple[core.Snapshot, set[str], set[str], float, None]:
+        # The rows are read whole each pass: nothing vouches they did not change.
         loaded = bbs_snapshot(at)
         self._pk.update(loaded.actual_pk)
         self._task_pk.update(loaded.task_pk)
         otto = set(Task.objects.filter(state=Task.State.PENDING, placement_mode=Task.PlacementMode.OTTO)
                    .values_list("task_guid", flat=True))
-        return loaded.snapshot, set(self._silent()), otto, self._clock.convergence_interval_s
+        return loaded.snapshot, set(self._silent()), otto, self._clock.convergence_interval_s, None
 
     # -- Store: the auction -----------------------------------------------------------------
     def has_new_work(self) -> bool:

@@ -23,6 +23,7 @@ from contextlib import AbstractContextManager
 from typing import Protocol
 
 from auction.bbs import types as core
+from auction.bbs.convergence import QuietLRPs
 from auction.engine import AuctionConfig
 from auction.sim.changes import ChangeSet, Note
 from auction.sim.chaos import ChaosError, ChaosReader, chaos_args, chaos_change
@@ -71,8 +72,10 @@ class Store(ChaosReader, Protocol):
     def due_lapses(self, at: float) -> list[SimCell]: ...
     def convergence_due(self, at: float) -> bool: ...
 
-    def convergence_input(self, at: float) -> tuple[core.Snapshot, set[str], set[str], float]:
-        """(snapshot, failed cells, pending Otto tasks, interval)."""
+    def convergence_input(self, at: float) -> tuple[core.Snapshot, set[str], set[str], float,
+                                                    QuietLRPs | None]:
+        """(snapshot, failed cells, pending Otto tasks, interval, the last pass's quiet LRP
+        half if the store vouches its rows did not change since; see ``QuietLRPs``)."""
         ...
 
     def has_new_work(self) -> bool: ...
@@ -107,8 +110,8 @@ def step(store: Store, at: float) -> None:
         _reps(store, at)
         with store.phase():
             if store.convergence_due(at):
-                snapshot, silent, otto, interval = store.convergence_input(at)
-                store.apply(convergence_pass(snapshot, silent, otto, interval))
+                snapshot, silent, otto, interval, quiet = store.convergence_input(at)
+                store.apply(convergence_pass(snapshot, silent, otto, interval, quiet))
         auctions_run(store, at)
         store.advanced(at)
         due = store.next_due()

@@ -18,13 +18,14 @@ import math
 from collections import Counter
 from collections.abc import Callable, ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from operator import attrgetter
 from typing import Any
 
 from auction.bbs import types as core
 from auction.bbs.changes import RowCreate, RowDelete, RowUpdate, TaskDelete
 from auction.bbs.collector import collector_paused
+from auction.bbs.convergence import QuietLRPs
 from auction.bbs.validation import bbs_message, cell_errors, task_errors
 from auction.engine import AuctionConfig, CellState
 from auction.engine.state import CellColumns
@@ -242,6 +243,10 @@ class RowTable:
         """The rows by key, to read (a hot loop's lookups without a method call each)."""
         return self._rows
 
+    def listing_holds(self) -> bool:
+        """Whether no row was written, added or removed since the last ``in_key_order``."""
+        return self._listed is not None and not (self._changed or self._added or self._gone)
+
     def in_key_order(self) -> list[core.ActualLRP]:
         """Every row, by key (the order a convergence pass reads them in)."""
         order = self._order
@@ -387,6 +392,9 @@ class World:
     # The convergence pass's DesiredLRPs (``_desired``), with the apps they were made of.
     desired_kept: tuple[dict[str, SimApp], list[core.DesiredLRP]] | None = field(
         default=None, compare=False, repr=False)
+    # The last pass's LRP half, when it did nothing and waits on no clock (``QuietLRPs``):
+    # handed to the next pass with the same rows, while no row was written since.
+    lrp_quiet: QuietLRPs | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.rows is None:
@@ -401,6 +409,11 @@ class World:
         if not self.new_work_heap:
             self.new_work_heap = [(t, seq) for seq, t in self.new_work.items()]
             heapq.heapify(self.new_work_heap)
+
+    def __getstate__(self) -> tuple[None, dict[str, Any]]:
+        """A copy (``clone``, ``checkpoint``) leaves the quiet LRP half behind: its rows'
+        listing is not copied either (``RowTable.__getstate__``), so it could not be used."""
+        return None, {f.name: None if f.name == "lrp_quiet" else getattr(self, f.name) for f in fields(self)}
 
     # ------------------------------------------------------------------ building
     def restore_queue(self, items: Iterable[QueuedWork]) -> None:
@@ -764,16 +777,22 @@ class World:
     def convergence_due(self, at: float) -> bool:
         return self.next_convergence_at is not None and self.next_convergence_at <= at
 
-    def convergence_input(self, at: float) -> tuple[core.Snapshot, set[str], set[str], float]:
+    def convergence_input(self, at: float) -> tuple[core.Snapshot, set[str], set[str], float,
+                                                    QuietLRPs | None]:
+        quiet = self.lrp_quiet
+        if quiet is not None and self.rows.listing_holds():
+            actual = quiet.snapshot.actual  # the very list: the rows are the same
+        else:
+            quiet, actual = None, self.rows.in_key_order()
         snapshot = core.Snapshot(
             now=at, cells=frozenset(c.cell_id for c in self.cells.values() if c.has_presence(at)),
             domains=dict(self.domains),
             desired=self._desired(),
-            actual=self.rows.in_key_order(), tasks=[t.task for t in self.tasks.values()],
+            actual=actual, tasks=[t.task for t in self.tasks.values()],
             config=self.convergence, ordered=True)
         silent = {c.cell_id for c in self.cells.values() if c.silent}
         otto = {g for g, t in self.tasks.items() if t.placement_mode != "diego"}
-        return snapshot, silent, otto, self.convergence_interval_s
+        return snapshot, silent, otto, self.convergence_interval_s, quiet
 
     def _desired(self) -> list[core.DesiredLRP]:
         """The DesiredLRPs by process guid, kept until an app is put or removed: a pass
@@ -892,6 +911,7 @@ class World:
             self._record_auction(change.auction)
         if change.convergence is not None:
             self.passes.append((at, dict(change.convergence.metrics)))
+            self.lrp_quiet = change.convergence.result.quiet
         if change.next_convergence_at is not None:
             self.next_convergence_at = change.next_convergence_at
         self.done_steps.update(change.steps_done)
