@@ -143,13 +143,16 @@ class ActualLRP(models.Model):
         on_delete=models.DO_NOTHING,
         related_name="actual_lrps",
         verbose_name="process guid",
+        # The key's unique index (process guid first) serves every lookup by guid; one
+        # more index (two on PostgreSQL, with its LIKE twin) was written on every row write.
+        db_index=False,
     )
     index = models.IntegerField()
     presence = models.CharField(max_length=16, choices=Presence.choices, default=Presence.ORDINARY)
     state = models.CharField(max_length=16, choices=State.choices, default=State.UNCLAIMED)
     domain = models.CharField(max_length=255)
     instance_guid = models.CharField(max_length=64, blank=True, default="")
-    cell_id = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    cell_id = models.CharField(max_length=64, blank=True, default="")  # indexed in Meta
     address = models.CharField(max_length=64, blank=True, default="")
     ports = models.JSONField(default=list, blank=True)
     placement_error = models.TextField(blank=True, default="")
@@ -184,7 +187,10 @@ class ActualLRP(models.Model):
                 name="actual_presence_valid", violation_error_message="Invalid field: presence",
             ),
         ]
-        indexes = [models.Index(fields=["state", "presence"], name="actual_state_presence")]
+        # cell_id's index is declared here, not with db_index: PostgreSQL would add a LIKE
+        # twin (varchar_pattern_ops) that no query uses and every row write updates.
+        indexes = [models.Index(fields=["state", "presence"], name="actual_state_presence"),
+                   models.Index(fields=["cell_id"], name="actual_cell")]
 
     @property
     def process_guid(self) -> str:

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
+
+from django.db.models import TextField
+from django.db.models.functions import Cast
 
 from auction.bbs import types as core
 from auction.models import ActualLRP, Cell, DesiredLRP, Domain, Task
 
+# ``ports`` is read as its JSON text: nearly every row's is "[]", and decoding 100,000 of
+# them (the flood's auction, a pass at 250,000 rows) cost more than the rest of the row.
 ACTUAL_COLUMNS = (
     "id", "desired_id", "index", "state", "presence", "cell_id", "instance_guid", "domain",
-    "since", "crash_count", "crash_reason", "placement_error", "address", "ports",
+    "since", "crash_count", "crash_reason", "placement_error", "address",
+    Cast("ports", TextField()),
     "modification_tag_epoch", "modification_tag_index", "ready_at", "crash_at",
 )
 TASK_COLUMNS = (
@@ -24,6 +31,10 @@ def core_ports(ports: Any) -> tuple[tuple[int, int], ...]:
     return tuple((int(p["container_port"]), int(p["host_port"])) for p in ports or ())
 
 
+def _ports_from_text(text: str | None) -> tuple[tuple[int, int], ...]:
+    return () if text is None or text == "[]" else core_ports(json.loads(text))
+
+
 def model_ports(ports: tuple[tuple[int, int], ...]) -> list[dict[str, int]]:
     return [{"container_port": c, "host_port": h} for c, h in ports]
 
@@ -32,7 +43,7 @@ def actual_from_values(v: tuple[Any, ...]) -> core.ActualLRP:
     return core.ActualLRP(
         process_guid=v[1], index=v[2], state=v[3], presence=v[4], cell_id=v[5],
         instance_guid=v[6], domain=v[7], since=v[8], crash_count=v[9], crash_reason=v[10],
-        placement_error=v[11], address=v[12], ports=core_ports(v[13]),
+        placement_error=v[11], address=v[12], ports=_ports_from_text(v[13]),
         modification_tag_epoch=v[14], modification_tag_index=v[15], ready_at=v[16],
         crash_at=v[17],
     )

@@ -40,8 +40,18 @@ class Values:
 
 def _adapter(field: Any, conn: Any) -> Callable[[Any], Any]:
     if isinstance(field, models.JSONField):
-        # Text either way: SQLite stores it so, PostgreSQL casts it (``_slot``).
-        return lambda value: None if value is None else json.dumps(value, cls=field.encoder)
+        # Text either way: SQLite stores it so, PostgreSQL casts it (``_slot``). An empty
+        # list (a new row's ports, 100,000 of them in a scale-up) is one constant.
+        encoder = field.encoder
+
+        def dumps(value: Any) -> str | None:
+            if value is None:
+                return None
+            if not value and isinstance(value, list | tuple):
+                return "[]"
+            return json.dumps(value, cls=encoder)
+
+        return dumps
     if isinstance(field, _PLAIN):
         return lambda value: value
     return lambda value: field.get_db_prep_save(value, conn)
