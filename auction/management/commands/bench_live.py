@@ -14,6 +14,10 @@
 4. 200 viewers of a 1,500-block grid connecting at once: time to each one's first
    snapshot (p50/p95/max), then the frames one of them gets while apps are desired and
    placed one at a time (count, mean and max bytes).
+6. Issue 13's three flows with one open grid (dashboard.md L1), the clock paused: fail a
+   cell, add a cell as the admin saves it, load a scenario from the shell. From the
+   change's commit to the open grid's last change, once its data hooks equal a fresh
+   load's (target 3 s).
 
 ``--only latency,viewers`` runs some of them.
 
@@ -71,7 +75,7 @@ class Command(BaseCommand):
         parser.add_argument("--instances", type=int, default=250_000)
         parser.add_argument("--placements", type=int, default=10_000)
         parser.add_argument("--viewers", type=int, default=200)
-        parser.add_argument("--only", default="", help="comma-separated: latency, first_view, burst, viewers, lrps")
+        parser.add_argument("--only", default="", help="comma-separated: latency, first_view, burst, viewers, lrps, flows")
         parser.add_argument("--plain-daphne", action="store_true",
                             help="serve with plain daphne (no websocket compression), for before/after figures")
 
@@ -152,7 +156,8 @@ def inner(options: dict[str, Any]) -> dict[str, Any]:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=_chromium(), headless=True,
                                     args=["--no-sandbox", "--disable-gpu"])
-        only = set(filter(None, options["only"].split(","))) or {"latency", "first_view", "burst", "viewers", "lrps"}
+        only = set(filter(None, options["only"].split(","))) or {
+            "latency", "first_view", "burst", "viewers", "lrps", "flows"}
         try:
             if "latency" in only:
                 out["commit_to_block_100_cells"] = latency(browser, url, options["samples"])
@@ -162,6 +167,8 @@ def inner(options: dict[str, Any]) -> dict[str, Any]:
                 out["burst_10000_placements"] = burst(browser, url, options["placements"])
             if "lrps" in only:
                 out["lrps_10000_desired"] = lrps_10k(browser, url)
+            if "flows" in only:
+                out["flows_open_grid"] = flows(browser, url, options["samples"])
         finally:
             browser.close()
     if "viewers" in only:
@@ -501,3 +508,182 @@ def burst(browser, url: str, placements: int) -> dict[str, Any]:  # type: ignore
             "claimed_in_db": ActualLRP.objects.filter(state="CLAIMED").count(),
         }
     return results
+
+
+# Every element inside <main> with an id or a data-* attribute: what a page shows (the
+# convergence test compares pages by the same hooks, tests/support/convergence.py).
+_HOOKS = """() => {
+  const out = [];
+  for (const el of document.querySelectorAll('main *')) {
+    const data = {};
+    for (const a of el.attributes) if (a.name.startsWith('data-')) data[a.name] = a.value;
+    if (el.id || Object.keys(data).length) out.push([el.tagName, el.id, data]);
+  }
+  return out;
+}"""
+# When the page's hooks changed, across the reloads a new world epoch makes: an init script
+# records [time, hash of the hooks] after each batch of DOM changes, in the tab's
+# sessionStorage (it outlives a reload). ``__VARYING__`` are the attributes left out.
+_HISTORY = """
+(function () {
+  var varying = new Set(__VARYING__);
+  function key() {
+    var out = [];
+    document.querySelectorAll('main *').forEach(function (el) {
+      var data = [];
+      for (var i = 0; i < el.attributes.length; i++) {
+        var a = el.attributes[i];
+        if (a.name.indexOf('data-') === 0 && !varying.has(a.name)) data.push(a.name + '=' + a.value);
+      }
+      if (el.id || data.length) out.push(el.tagName + '#' + el.id + ' ' + data.sort().join(' '));
+    });
+    var text = out.sort().join('\\n'), h = 5381;
+    for (var j = 0; j < text.length; j++) h = ((h * 33) ^ text.charCodeAt(j)) | 0;
+    return h;
+  }
+  window.__hooksKey = key;
+  var queued = false;
+  function record() {
+    queued = false;
+    var history = JSON.parse(sessionStorage.getItem('__history') || '[]');
+    history.push([Date.now(), key()]);
+    sessionStorage.setItem('__history', JSON.stringify(history.slice(-200)));
+  }
+  new MutationObserver(function () {
+    if (!queued) { queued = true; setTimeout(record, 0); }
+  }).observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+})();
+"""
+
+
+def flows(browser, url: str, samples: int) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """Issue 13's flows: each change is made as its door makes it (the admin's save is
+    ``cell_save``, the shell's load is ``manage.py load_scenario``), then the open grid is
+    compared with a fresh load until equal; the figure is commit -> the open grid's last
+    change. The clock is paused, so nothing else moves the pages."""
+    from auction.models import Cell, Zone
+    from auction.selectors.clock import world_epoch
+    from auction.services.cells import cell_fail, cell_save
+    from auction.services.clock import clock_change
+    from auction.services.scenarios import scenario_load
+
+    scenario_load("imbalanced-deploy")
+    clock_change(paused=True, source="bench")
+    probe = browser.new_context()
+    varying = _varying(probe, url + "/grid/")
+    probe.close()
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    context.add_init_script(_HISTORY.replace("__VARYING__", json.dumps(sorted(varying))))
+    page = context.new_page()
+    page.goto(url + "/grid/")
+    page.wait_for_selector("body[data-ws=open]", timeout=60_000)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+
+    def fail_a_cell(n: int) -> None:
+        healthy = Cell.objects.filter(state=Cell.State.HEALTHY).order_by("cell_id").first()
+        assert healthy is not None
+        cell_fail(healthy.cell_id, source="bench")
+
+    def admin_add_cell(n: int) -> None:
+        zone = Zone.objects.order_by("name").first()
+        assert zone is not None
+        cell_save(Cell(cell_id=f"bench-cell-{n}", zone=zone, index=100 + n, memory_mb=32_768,
+                       disk_mb=131_072, containers=250), [], source="admin")
+
+    def shell_load(n: int) -> float:
+        """The commit is when the world epoch moves (seen here within 20 ms), not when the
+        command's process has exited (its interpreter's teardown is no part of the flow)."""
+        name = ("az-loss", "imbalanced-deploy")[n % 2]
+        before = world_epoch()
+        with subprocess.Popen([sys.executable, "manage.py", "load_scenario", name], cwd=ROOT,
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as command:
+            while world_epoch() == before and command.poll() is None:
+                time.sleep(0.02)
+            committed = time.time() * 1000
+            # A load starts the clock; the comparison needs it still (the new world's
+            # first sim-milliseconds may run meanwhile, and the pages draw those too).
+            clock_change(paused=True, source="bench")
+            if command.wait() != 0:
+                raise RuntimeError(f"load_scenario {name} failed")
+        return committed
+
+    out: dict[str, Any] = {"target_s": 3.0, "left_out": sorted(varying)}
+    for name, change in (("fail_a_cell", fail_a_cell), ("admin_add_cell", admin_add_cell),
+                         ("shell_scenario_load", shell_load)):
+        times = []
+        for n in range(max(1, samples // 10)):
+            time.sleep(1.0)  # the previous change's frames are out
+            # The history starts with the page as it is before the change.
+            page.evaluate("sessionStorage.setItem('__history', JSON.stringify([[Date.now(), window.__hooksKey()]]))")
+            committed = change(n) or time.time() * 1000
+            try:
+                times.append(max(0.0, _converged(context, page, url + "/grid/") - committed))
+            except RuntimeError as exc:
+                raise RuntimeError(f"{name}, sample {n}: {exc}") from None
+        out[name] = {"samples": len(times), "max_s": round(max(times) / 1000, 3),
+                     "all_s": [round(t / 1000, 3) for t in times]}
+    context.close()
+    return out
+
+
+def _fresh(context, url: str) -> list[tuple[str, str, dict[str, str]]]:  # type: ignore[no-untyped-def]
+    page = context.new_page()
+    try:
+        page.goto(url)
+        page.wait_for_selector("body[data-ws=open]", timeout=30_000)
+        # Settled: unchanged for 1.5 s (its snapshot is in, and the zone-loss chips it
+        # fetches 0.5 s after loading), as the convergence test waits for a fresh load.
+        last, quiet_since = page.evaluate(_HOOKS), time.monotonic()
+        while time.monotonic() - quiet_since < 1.5:
+            time.sleep(0.1)
+            now = page.evaluate(_HOOKS)
+            if now != last:
+                last, quiet_since = now, time.monotonic()
+        return [tuple(item) for item in last]
+    finally:
+        page.close()
+
+
+def _varying(context, url: str) -> set[str]:  # type: ignore[no-untyped-def]
+    """Attributes that differ between two fresh loads of the paused cluster (tokens, ages)."""
+    one, two = ({(tag, ident, k): v for tag, ident, data in _fresh(context, url) for k, v in data.items()}
+                for _ in range(2))
+    return {key[2] for key in one.keys() ^ two.keys()} | {key[2] for key, v in one.items()
+                                                          if key in two and two[key] != v}
+
+
+def _converged(context, page, url: str, timeout: float = 30.0) -> float:  # type: ignore[no-untyped-def]
+    """When the open ``page``'s hooks became what a fresh load shows, for good (ms)."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    fresh = context.new_page()
+    try:
+        fresh.goto(url)
+        fresh.wait_for_selector("body[data-ws=open]", timeout=30_000)
+        # Settled: unchanged for 1.5 s (its snapshot is in, and the zone-loss chips it
+        # fetches 0.5 s after loading), as the convergence test waits for a fresh load.
+        want, quiet_since = fresh.evaluate("window.__hooksKey()"), time.monotonic()
+        while time.monotonic() - quiet_since < 1.5:
+            time.sleep(0.1)
+            now = fresh.evaluate("window.__hooksKey()")
+            if now != want:
+                want, quiet_since = now, time.monotonic()
+    finally:
+        fresh.close()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            history = page.evaluate("JSON.parse(sessionStorage.getItem('__history') || '[]')")
+            current = page.evaluate("window.__hooksKey()")
+        except PlaywrightError:  # the page is reloading itself (a new world epoch)
+            time.sleep(0.05)
+            continue
+        if current == want and history and history[-1][1] == want:
+            since = history[-1][0]
+            for at, key in reversed(history):
+                if key != want:
+                    break
+                since = at
+            return float(since)
+        time.sleep(0.1)
+    raise RuntimeError("the open grid did not converge to a fresh load")
