@@ -92,6 +92,16 @@ class LogEntry:
     key: str = ""
     cell_id: str = ""
 
+    def __init__(self, at: float, type: str, key: str = "", cell_id: str = "") -> None:
+        # The slots written directly (``core.slot_writers``): a run logs a million.
+        _set_at(self, at)
+        _set_type(self, type)
+        _set_key(self, key)
+        _set_cell_id(self, cell_id)
+
+
+_set_at, _set_type, _set_key, _set_cell_id = core.slot_writers(LogEntry)
+
 
 class RowTable:
     """The ActualLRP rows by key, with each cell's load kept per write and the reps'
@@ -178,11 +188,12 @@ class RowTable:
         self._changed.add(key)
         if old.cell_id != row.cell_id:
             # A claim: ``pop`` then set, in their order, the same key in and out of the
-            # keys added or gone since the last ``in_key_order`` (no change there).
+            # keys added or gone since the last ``in_key_order`` (no change there). The
+            # key, and so the process, is the same: only the index by cell moves.
             self._account(old, -1)
-            self._index(old, False)
+            _index_key(self.by_cell, old.cell_id, key, False)
             self._account(row, +1)
-            self._index(row, True)
+            _index_key(self.by_cell, row.cell_id, key, True)
             self._timers(row)
             return
         if (old.state in HOLDING_STATES and row.state in HOLDING_STATES
@@ -958,7 +969,9 @@ class World:
 
     def _blob_cached(self, claimed: core.ActualLRP) -> None:
         """The objective strategy's blob cache: every app a cell ever ran."""
-        blobs = self.cached.setdefault(claimed.cell_id, set())
+        blobs = self.cached.get(claimed.cell_id)
+        if blobs is None:
+            blobs = self.cached[claimed.cell_id] = set()
         if claimed.process_guid not in blobs:
             blobs.add(claimed.process_guid)
             self.unfetched.add(claimed.cell_id)
