@@ -392,8 +392,12 @@ class World:
     new_work: dict[int, float] = field(default_factory=dict)
     # Their earliest entries, as heaps checked against the dicts when read: ``next_due``
     # runs twice per instant, and 100,000 instances desired at once are 100,000 new items.
+    # New work by instant: how many items of ``new_work`` were queued at each, and a heap
+    # of those instants (one entry per instant, not per item: the items of one start
+    # request share theirs).
     lapse_heap: list[tuple[float, str]] = field(default_factory=list)
-    new_work_heap: list[tuple[float, int]] = field(default_factory=list)
+    new_work_heap: list[float] = field(default_factory=list)
+    new_work_waiting: dict[float, int] = field(default_factory=dict)
     # Each cell's load and fetched state as of its last change, kept between auctions: a
     # 1,000-cell world runs thousands of auctions and few cells change between two. A cell
     # is made anew when it, its instances or its blob cache change; every cell when a task
@@ -430,7 +434,8 @@ class World:
         if not self.new_work and self.queue:  # a world built from its queue alone
             self.new_work = {seq: q.queued_at for seq, q in self.queue.items() if not q.carried}
         if not self.new_work_heap:
-            self.new_work_heap = [(t, seq) for seq, t in self.new_work.items()]
+            self.new_work_waiting = dict(Counter(self.new_work.values()))
+            self.new_work_heap = list(self.new_work_waiting)
             heapq.heapify(self.new_work_heap)
 
     def __getstate__(self) -> tuple[None, dict[str, Any]]:
@@ -446,8 +451,7 @@ class World:
             self.queue[q.seq] = q
             self.seq = max(self.seq, q.seq)
             if not q.carried:
-                self.new_work[q.seq] = q.queued_at
-                heapq.heappush(self.new_work_heap, (q.queued_at, q.seq))
+                self._new_work_add(q.seq, q.queued_at)
 
     def add_cell(self, cell: SimCell) -> None:
         errors = cell_errors(cell_id=cell.cell_id, index=cell.index, memory_mb=cell.memory_mb,
@@ -669,14 +673,31 @@ class World:
         return None
 
     def _next_new_work(self) -> float | None:
-        heap = self.new_work_heap
+        heap, waiting = self.new_work_heap, self.new_work_waiting
         while heap:
-            at, seq = heap[0]
-            if self.new_work.get(seq) != at:
+            at = heap[0]
+            if at not in waiting:
                 heapq.heappop(heap)
                 continue
             return at
         return None
+
+    def _new_work_add(self, seq: int, at: float) -> None:
+        self.new_work[seq] = at
+        waiting = self.new_work_waiting.get(at)
+        if waiting is None:
+            waiting = 0
+            heapq.heappush(self.new_work_heap, at)
+        self.new_work_waiting[at] = waiting + 1
+
+    def _new_work_drop(self, seq: int) -> None:
+        at = self.new_work.pop(seq, None)
+        if at is not None:
+            left = self.new_work_waiting[at] - 1
+            if left:
+                self.new_work_waiting[at] = left
+            else:
+                del self.new_work_waiting[at]  # its heap entry goes when it surfaces
 
     def _draining(self) -> list[SimCell]:
         return [self.cells[c] for c in self.draining]
@@ -917,17 +938,17 @@ class World:
         queued = len(self.queue)
         for seq in change.queue_remove:
             self.queue.pop(seq, None)
-            self.new_work.pop(seq, None)
+            self._new_work_drop(seq)
         for guid, keep in change.queue_drop:
             for seq in [s for s, q in self.queue.items()
                         if q.kind == "lrp" and q.process_guid == guid and (q.index or 0) >= keep]:
                 del self.queue[seq]
-                self.new_work.pop(seq, None)
+                self._new_work_drop(seq)
         for q in change.queue_put:
             if q.seq in self.queue:
                 self.queue[q.seq] = q
                 if q.carried:
-                    self.new_work.pop(q.seq, None)
+                    self._new_work_drop(q.seq)
         if queued > 64 and len(self.queue) <= queued // 2:
             # A dict never shrinks: once 100,000 items left, every walk of the queue (each
             # auction's) would still step over 100,000 empty slots.
@@ -935,8 +956,7 @@ class World:
         for q in change.queue_add:
             self.seq += 1
             self.queue[self.seq] = replace(q, seq=self.seq)
-            self.new_work[self.seq] = q.queued_at
-            heapq.heappush(self.new_work_heap, (q.queued_at, self.seq))
+            self._new_work_add(self.seq, q.queued_at)
         if self.record_log:
             self.log += [_entry(at, e) for e in change.events]
             self.log += [LogEntry(at, n.type, n.key, n.cell_id) for n in change.notes]
