@@ -958,7 +958,7 @@ class World:
             self.queue[self.seq] = replace(q, seq=self.seq)
             self._new_work_add(self.seq, q.queued_at)
         if self.record_log:
-            self.log += [_entry(at, e) for e in change.events]
+            self.log += _entries(at, change.events)
             self.log += [LogEntry(at, n.type, n.key, n.cell_id) for n in change.notes]
         if change.counters:
             self.counters.update(change.counters)
@@ -1053,11 +1053,22 @@ _NO_TRANSACTION = nullcontext()
 
 
 
-def _entry(at: float, event: Any) -> LogEntry:
-    row = event.after if event.after is not None else event.before
-    if isinstance(row, core.ActualLRP):
-        return LogEntry(at, event.type, f"{row.process_guid}.{row.index}", row.cell_id)
-    if isinstance(row, core.Task):
-        return LogEntry(at, event.type, row.task_guid, row.cell_id)
-    return LogEntry(at, event.type, getattr(row, "process_guid", ""))
+def _entries(at: float, events: Iterable[Any]) -> list[LogEntry]:
+    """An entry per event, keyed by its row (after, else before). An instance change's
+    events (instance, then group) name the same row: its key is made once for both."""
+    entries: list[LogEntry] = []
+    last: Any = None
+    key = cell_id = ""
+    for event in events:
+        row = event.after if event.after is not None else event.before
+        if row is not last:
+            last = row
+            if isinstance(row, core.ActualLRP):
+                key, cell_id = f"{row.process_guid}.{row.index}", row.cell_id
+            elif isinstance(row, core.Task):
+                key, cell_id = row.task_guid, row.cell_id
+            else:
+                key, cell_id = getattr(row, "process_guid", ""), ""
+        entries.append(LogEntry(at, event.type, key, cell_id))
+    return entries
 
