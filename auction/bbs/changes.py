@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from auction.bbs.types import ActualLRP, RowKey, Task, slot_writers
+from auction.bbs.types import ActualLRP, RowKey, Task
+from auction.engine.types import slot_writers
 
 
 @dataclass(slots=True, frozen=True)

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from auction.bbs.types import UNCLAIMED, ActualLRP, DesiredLRP, Task, slot_writers
+from auction.bbs.types import UNCLAIMED, ActualLRP, DesiredLRP, Task
+from auction.engine.types import slot_writers
 
 INSTANCE_CREATED: Final = "actual_lrp_instance_created"
 INSTANCE_CHANGED: Final = "actual_lrp_instance_changed"

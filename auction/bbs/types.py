@@ -8,7 +8,7 @@ exactly what the shell loaded.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import Any, Final, Literal
@@ -173,18 +173,6 @@ def evolve(row: ActualLRP, **changes: Any) -> ActualLRP:
     except KeyError:
         raise TypeError(f"ActualLRP has no field {name!r}") from None
     return ActualLRP(*values)
-
-
-def slot_writers(cls: type) -> tuple[Callable[[Any, Any], None], ...]:
-    """Each field's slot writer of a frozen slotted dataclass, in field order.
-
-    The ``__init__`` a frozen dataclass is given writes each field through
-    ``object.__setattr__``; one written with these takes about half the time. A run at
-    the target size makes a million events and log entries, so the hottest records
-    (``Event``, ``RowUpdate``, the world's ``LogEntry``) spell their ``__init__`` out
-    with them: same fields, same defaults, still frozen.
-    """
-    return tuple(getattr(cls, f.name).__set__ for f in fields(cls))
 
 
 def domain_is_fresh(expiry: float | None, now: float) -> bool:

@@ -29,6 +29,7 @@ from auction.bbs.convergence import QuietLRPs
 from auction.bbs.validation import bbs_message, cell_errors, task_errors
 from auction.engine import AuctionConfig, CellState
 from auction.engine.state import CellColumns
+from auction.engine.types import slot_writers
 from auction.sim import chaos as chaos_rules
 from auction.sim.cfdot import ClusterView
 from auction.sim.changes import ChangeSet
@@ -93,14 +94,14 @@ class LogEntry:
     cell_id: str = ""
 
     def __init__(self, at: float, type: str, key: str = "", cell_id: str = "") -> None:
-        # The slots written directly (``core.slot_writers``): a run logs a million.
+        # The slots written directly (``slot_writers``): a run logs a million.
         _set_at(self, at)
         _set_type(self, type)
         _set_key(self, key)
         _set_cell_id(self, cell_id)
 
 
-_set_at, _set_type, _set_key, _set_cell_id = core.slot_writers(LogEntry)
+_set_at, _set_type, _set_key, _set_cell_id = slot_writers(LogEntry)
 
 
 class RowTable:
@@ -809,6 +810,8 @@ class World:
         return done
 
     def due_evacuations(self, at: float) -> list[SimCell]:
+        if not self.draining:
+            return []  # asked at every instant: no sort of nothing
         return [cell for cell in sorted(self._draining(), key=lambda c: c.cell_id)
                 if (due := next_evacuation_sync(cell)) is not None and due <= at]
 
