@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from auction.bbs.types import ActualLRP, RowKey, Task
+from auction.engine.types import slot_writers
 
 
 @dataclass(slots=True, frozen=True)
@@ -31,10 +32,19 @@ class RowUpdate:
     before: ActualLRP
     after: ActualLRP
 
+    def __init__(self, key: RowKey, before: ActualLRP, after: ActualLRP) -> None:
+        # The slots written directly (``slot_writers``): one per claim, start and crash.
+        _set_key(self, key)
+        _set_before(self, before)
+        _set_after(self, after)
+
     @property
     def changed(self) -> dict[str, Any]:
         """The new values of the fields that differ, for an ``UPDATE ... SET``."""
         return _changed_fields(self.before, self.after)
+
+
+_set_key, _set_before, _set_after = slot_writers(RowUpdate)
 
 
 @dataclass(slots=True, frozen=True)

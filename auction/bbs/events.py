@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from auction.bbs.types import UNCLAIMED, ActualLRP, DesiredLRP, Task
+from auction.engine.types import slot_writers
 
 INSTANCE_CREATED: Final = "actual_lrp_instance_created"
 INSTANCE_CHANGED: Final = "actual_lrp_instance_changed"
@@ -36,6 +37,16 @@ class Event:
     type: str
     before: ActualLRP | Task | DesiredLRP | None = None
     after: ActualLRP | Task | DesiredLRP | None = None
+
+    def __init__(self, type: str, before: ActualLRP | Task | DesiredLRP | None = None,
+                 after: ActualLRP | Task | DesiredLRP | None = None) -> None:
+        # The slots written directly (``slot_writers``): two events per instance change.
+        _set_type(self, type)
+        _set_before(self, before)
+        _set_after(self, after)
+
+
+_set_type, _set_before, _set_after = slot_writers(Event)
 
 
 def created(row: ActualLRP, *, group: bool) -> list[Event]:

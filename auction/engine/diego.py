@@ -118,7 +118,7 @@ class KeptHeaps:
     auction; a heap remembers the auction it was last brought up to date for.
     """
 
-    __slots__ = ("auction", "heaps", "log", "stamp", "terms", "versions")
+    __slots__ = ("_bin", "auction", "heaps", "log", "stamp", "terms", "versions")
 
     def __init__(self) -> None:
         self.auction = 0
@@ -127,6 +127,19 @@ class KeptHeaps:
         self.stamp: list[int] = []
         self.terms: tuple[object, ...] = ()
         self.versions: list[int] | None = None
+        # The last bin-pack term and what it was made of: (epoch, weight, indices, term).
+        self._bin: tuple[int, float, list[int], list[float]] | None = None
+
+    def bin_term(self, state: AuctionState, weight: float, epoch: int) -> list[float]:
+        """``bin_indices`` times ``weight``, the very list again while the columns' epoch
+        (their cells and zones), the weight and every index are the same: one comparison
+        of the indices instead of a list made per auction, and the heaps' terms then
+        compare it by identity."""
+        made = self._bin
+        if made is None or made[0] != epoch or made[1] != weight or made[2] != state.index:
+            made = self._bin = (epoch, weight, list(state.index),
+                                list(map(mul, bin_indices(state, weight), repeat(weight))))
+        return made[3]
 
     def start(self, state: AuctionState, dirty: set[int] | None, terms: tuple[object, ...]) -> None:
         """Begin an auction: move the stamp of every dirty position, and hand the state
@@ -170,7 +183,15 @@ class DiegoChooser:
         self.w_start = float(config.starting_container_weight)
         self.locality = int(config.locality_offset)
         w_bin = float(config.bin_pack_first_fit_weight)
-        self.bin_term: list[float] = list(map(mul, bin_indices(state, w_bin), repeat(w_bin)))
+        columns = state.kept_columns
+        kept: KeptHeaps | None = None
+        if columns is not None:
+            if not isinstance(columns.kept, KeptHeaps):
+                columns.kept = KeptHeaps()
+            kept = columns.kept
+            self.bin_term: list[float] = kept.bin_term(state, w_bin, columns.epoch)
+        else:
+            self.bin_term = list(map(mul, bin_indices(state, w_bin), repeat(w_bin)))
         self._lrp_heaps: dict[tuple[int, int, int], dict[str, list[LrpEntry]]] = {}
         self._task_heaps: dict[tuple[int, int, int], list[Entry]] = {}
         # A process's own heaps (see the module docstring), and the holder pops it has
@@ -178,11 +199,7 @@ class DiegoChooser:
         self._guid_heaps: dict[tuple[int, int, int, str], dict[str, list[Entry]]] = {}
         self._held_pops: dict[tuple[int, int, int, str], int] = {}
         self._kept: KeptHeaps | None = None
-        columns = state.kept_columns
-        if columns is not None:
-            kept = columns.kept
-            if not isinstance(kept, KeptHeaps):
-                kept = columns.kept = KeptHeaps()
+        if columns is not None and kept is not None:
             dirty, columns.dirty = columns.dirty, set()
             kept.start(state, dirty, (columns.epoch, self.w_start, self.bin_term))
             self._kept = kept

@@ -34,6 +34,26 @@ far above their figures at rest): before 46.4 / 43.9 / 46.9 cpu-s, after 38.5 / 
 left is the auctions' engine and the per-instance work (a claim, a start and their row
 writes, events and log entries, each a few microseconds of Python), and the passes' walk
 of every row.
+
+Then a fourth round (issue 14 point 5): the hottest frozen records (events, row updates,
+log entries, LRP work items) write their slots directly instead of through
+``object.__setattr__``, an instance change's two log entries share one key, the start
+timers and the new work are kept by instant (a heap of instants, not of one tuple per
+instance), a claim moves only the row's index by cell, the driver asks ``next_due`` once
+per instant, the bin-pack term is kept with the heaps, and a large paused block's objects
+join the oldest generation at once instead of being traced by the young collection after
+the run (``collector_paused``: half a second at this size). Measured with ``farm-bench -n
+3`` pairing it with the code before it, run for run, on the shared 2-core machine at a
+load average of 1-5, the figures this prints: the run before 13.5 / 13.7 / 14.4 s wall
+(12.9 / 13.7 / 14.4 cpu-s), after 11.1 / 12.4 / 16.1 s wall (11.0 / 12.2 / 12.4 cpu-s;
+the 16.1 a run that waited for the CPU); a second three pairs, busier, 15.3 / 15.7 / 16.1
+cpu-s before and 12.8 / 13.4 / 13.8 after. About 11-15 % less (the collector's share
+about 4 points of it); the whole process (build and start-up included) 0.88-0.89 of the
+cpu-s before. Not 10 s: what is left is spread thin - the crash draw's
+seeding of the Mersenne Twister (5 us a start, about 6 % of the run, bit for bit required),
+the convergence passes' walk of every row (nine of twenty passes read 100,000 rows),
+the distribution score over every cell twice per auction (``pow`` per cell: ``x * x``
+could round differently), and a few microseconds of Python per claim and per start.
 """
 
 from __future__ import annotations

@@ -92,19 +92,18 @@ class Store(ChaosReader, Protocol):
 def advance(store: Store, until: float) -> int:
     """Handle everything due up to ``until``; returns the number of instants handled."""
     instants = 0
-    while True:
-        due = store.next_due()
-        if due is None or due > until:
-            break
-        at = max(due, store.now)
-        step(store, at)
+    due = store.next_due()
+    while due is not None and due <= until:
+        due = step(store, max(due, store.now))
         instants += 1
     store.advanced(until)
     return instants
 
 
-def step(store: Store, at: float) -> None:
-    """Every phase at ``at``, again while something is still due at ``at``."""
+def step(store: Store, at: float) -> float | None:
+    """Every phase at ``at``, again while something is still due at ``at``; returns
+    what ``next_due`` answers after it (nothing changes the store in between: asking
+    again cost one more look at every timer per instant)."""
     for _ in range(MAX_STEPS_PER_INSTANT):
         _actions(store, at)
         _reps(store, at)
@@ -116,10 +115,11 @@ def step(store: Store, at: float) -> None:
         store.advanced(at)
         due = store.next_due()
         if due is None or due > at:
-            return
+            return due
     store.apply(ChangeSet(at, notes=[Note("instant_abandoned", data={
         "reason": f"still due after {MAX_STEPS_PER_INSTANT} steps"})]))
     store.advanced(at)
+    return store.next_due()
 
 
 def auctions_run(store: Store, at: float) -> int:

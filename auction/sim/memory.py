@@ -29,6 +29,7 @@ from auction.bbs.convergence import QuietLRPs
 from auction.bbs.validation import bbs_message, cell_errors, task_errors
 from auction.engine import AuctionConfig, CellState
 from auction.engine.state import CellColumns
+from auction.engine.types import slot_writers
 from auction.sim import chaos as chaos_rules
 from auction.sim.cfdot import ClusterView
 from auction.sim.changes import ChangeSet
@@ -92,13 +93,23 @@ class LogEntry:
     key: str = ""
     cell_id: str = ""
 
+    def __init__(self, at: float, type: str, key: str = "", cell_id: str = "") -> None:
+        # The slots written directly (``slot_writers``): a run logs a million.
+        _set_at(self, at)
+        _set_type(self, type)
+        _set_key(self, key)
+        _set_cell_id(self, cell_id)
+
+
+_set_at, _set_type, _set_key, _set_cell_id = slot_writers(LogEntry)
+
 
 class RowTable:
     """The ActualLRP rows by key, with each cell's load kept per write and the reps'
     timers in heaps (entries are checked against the row when they come due)."""
 
     __slots__ = ("_added", "_at", "_changed", "_gone", "_listed", "_order", "_rows", "by_cell", "by_guid",
-                 "crashes", "loads", "proxy", "sizes", "stale", "starts")
+                 "crashes", "loads", "proxy", "sizes", "stale", "start_keys", "starts")
 
     def __init__(self, sizes: dict[str, tuple[int, int]], proxy: dict[str, int]) -> None:
         self._rows: dict[core.RowKey, core.ActualLRP] = {}
@@ -107,7 +118,11 @@ class RowTable:
         self.loads: dict[str, Load] = {}
         self.by_guid: dict[str, set[core.RowKey]] = {}
         self.by_cell: dict[str, set[core.RowKey]] = {}
-        self.starts: list[tuple[float, str, int]] = []
+        # The starts by instant: a heap of the instants, and the instances due at each.
+        # An app's instances claimed together start together, and a heap of 100,000
+        # (instant, guid, index) tuples cost more per pop than the start's own work.
+        self.starts: list[float] = []
+        self.start_keys: dict[float, list[tuple[str, int]]] = {}
         self.crashes: list[tuple[float, str, int, str]] = []
         # Cells whose load changed since the world last copied it (``World.loads``).
         self.stale: set[str] = set()
@@ -161,9 +176,17 @@ class RowTable:
 
     def _timers(self, row: core.ActualLRP) -> None:
         if row.ready_at is not None and row.state == core.CLAIMED and row.presence == core.ORDINARY:
-            heapq.heappush(self.starts, (row.ready_at, row.process_guid, row.index))
+            self.start_at(row.ready_at, row.process_guid, row.index)
         if row.crash_at is not None and row.state in (core.CLAIMED, core.RUNNING):
             heapq.heappush(self.crashes, (row.crash_at, row.process_guid, row.index, row.presence))
+
+    def start_at(self, at: float, process_guid: str, index: int) -> None:
+        """An instance's start timer (checked against its row when it comes due)."""
+        due = self.start_keys.get(at)
+        if due is None:
+            due = self.start_keys[at] = []
+            heapq.heappush(self.starts, at)
+        due.append((process_guid, index))
 
     def update(self, key: core.RowKey, row: core.ActualLRP) -> None:
         """``pop(key)`` then ``self[row.key] = row`` (the row moves to the end of the
@@ -178,11 +201,12 @@ class RowTable:
         self._changed.add(key)
         if old.cell_id != row.cell_id:
             # A claim: ``pop`` then set, in their order, the same key in and out of the
-            # keys added or gone since the last ``in_key_order`` (no change there).
+            # keys added or gone since the last ``in_key_order`` (no change there). The
+            # key, and so the process, is the same: only the index by cell moves.
             self._account(old, -1)
-            self._index(old, False)
+            _index_key(self.by_cell, old.cell_id, key, False)
             self._account(row, +1)
-            self._index(row, True)
+            _index_key(self.by_cell, row.cell_id, key, True)
             self._timers(row)
             return
         if (old.state in HOLDING_STATES and row.state in HOLDING_STATES
@@ -369,8 +393,12 @@ class World:
     new_work: dict[int, float] = field(default_factory=dict)
     # Their earliest entries, as heaps checked against the dicts when read: ``next_due``
     # runs twice per instant, and 100,000 instances desired at once are 100,000 new items.
+    # New work by instant: how many items of ``new_work`` were queued at each, and a heap
+    # of those instants (one entry per instant, not per item: the items of one start
+    # request share theirs).
     lapse_heap: list[tuple[float, str]] = field(default_factory=list)
-    new_work_heap: list[tuple[float, int]] = field(default_factory=list)
+    new_work_heap: list[float] = field(default_factory=list)
+    new_work_waiting: dict[float, int] = field(default_factory=dict)
     # Each cell's load and fetched state as of its last change, kept between auctions: a
     # 1,000-cell world runs thousands of auctions and few cells change between two. A cell
     # is made anew when it, its instances or its blob cache change; every cell when a task
@@ -407,7 +435,8 @@ class World:
         if not self.new_work and self.queue:  # a world built from its queue alone
             self.new_work = {seq: q.queued_at for seq, q in self.queue.items() if not q.carried}
         if not self.new_work_heap:
-            self.new_work_heap = [(t, seq) for seq, t in self.new_work.items()]
+            self.new_work_waiting = dict(Counter(self.new_work.values()))
+            self.new_work_heap = list(self.new_work_waiting)
             heapq.heapify(self.new_work_heap)
 
     def __getstate__(self) -> tuple[None, dict[str, Any]]:
@@ -423,8 +452,7 @@ class World:
             self.queue[q.seq] = q
             self.seq = max(self.seq, q.seq)
             if not q.carried:
-                self.new_work[q.seq] = q.queued_at
-                heapq.heappush(self.new_work_heap, (q.queued_at, q.seq))
+                self._new_work_add(q.seq, q.queued_at)
 
     def add_cell(self, cell: SimCell) -> None:
         errors = cell_errors(cell_id=cell.cell_id, index=cell.index, memory_mb=cell.memory_mb,
@@ -646,14 +674,31 @@ class World:
         return None
 
     def _next_new_work(self) -> float | None:
-        heap = self.new_work_heap
+        heap, waiting = self.new_work_heap, self.new_work_waiting
         while heap:
-            at, seq = heap[0]
-            if self.new_work.get(seq) != at:
+            at = heap[0]
+            if at not in waiting:
                 heapq.heappop(heap)
                 continue
             return at
         return None
+
+    def _new_work_add(self, seq: int, at: float) -> None:
+        self.new_work[seq] = at
+        waiting = self.new_work_waiting.get(at)
+        if waiting is None:
+            waiting = 0
+            heapq.heappush(self.new_work_heap, at)
+        self.new_work_waiting[at] = waiting + 1
+
+    def _new_work_drop(self, seq: int) -> None:
+        at = self.new_work.pop(seq, None)
+        if at is not None:
+            left = self.new_work_waiting[at] - 1
+            if left:
+                self.new_work_waiting[at] = left
+            else:
+                del self.new_work_waiting[at]  # its heap entry goes when it surfaces
 
     def _draining(self) -> list[SimCell]:
         return [self.cells[c] for c in self.draining]
@@ -667,19 +712,27 @@ class World:
         return None if head is None else head[0]
 
     def _start_head(self) -> tuple[float, core.ActualLRP] | None:
-        """The starts heap's first live entry and its row; stale entries are dropped and
-        those of a held cell set aside on the way (the one rule of a live start)."""
-        heap, table = self.rows.starts, self.rows.table
+        """The earliest live start timer and its row (it stays last of its instant's
+        list); stale entries are dropped and those of a held cell set aside on the way
+        (the one rule of a live start). Within an instant, any order: the starts are
+        sorted by instance when they are made."""
+        heap, keys, table = self.rows.starts, self.rows.start_keys, self.rows.table
         while heap:
-            at, guid, index = heap[0]
-            row = table.get((guid, index, core.ORDINARY))
-            if row is None or row.state != core.CLAIMED or row.ready_at != at:
-                heapq.heappop(heap)
-                continue
-            if self._held(row.cell_id):
-                self.held.setdefault(row.cell_id, []).append(("start", heapq.heappop(heap)))
-                continue
-            return at, row
+            at = heap[0]
+            due = keys[at]
+            while due:
+                guid, index = due[-1]
+                row = table.get((guid, index, core.ORDINARY))
+                if row is None or row.state != core.CLAIMED or row.ready_at != at:
+                    due.pop()
+                    continue
+                if self._held(row.cell_id):
+                    due.pop()
+                    self.held.setdefault(row.cell_id, []).append(("start", (at, guid, index)))
+                    continue
+                return at, row
+            heapq.heappop(heap)
+            del keys[at]
         return None
 
     def _peek_crash(self) -> float | None:
@@ -720,17 +773,21 @@ class World:
                                              dict[str, SimApp]]:
         rows: list[core.ActualLRP] = []
         seen: set[core.RowKey] = set()  # a set, not a scan: a zone's replacements start together
-        heap, table = self.rows.starts, self.rows.table
+        keys, table = self.rows.start_keys, self.rows.table
         while (head := self._start_head()) is not None and head[0] <= at:
-            heapq.heappop(heap)
+            keys[head[0]].pop()
             row = head[1]
             key = row.key
             if key not in seen:
                 seen.add(key)
                 rows.append(row)
-        copies = {r.lrp_key: [c for p in (core.EVACUATING, core.SUSPECT)
-                              if (c := table.get((r.process_guid, r.index, p))) is not None]
-                  for r in rows}
+        # Only the indices that have a copy (most have none): ``instances_start`` reads
+        # an absent one as none.
+        copies: dict[core.LRPKey, list[core.ActualLRP]] = {}
+        for r in rows:
+            for presence in (core.EVACUATING, core.SUSPECT):
+                if (c := table.get((r.process_guid, r.index, presence))) is not None:
+                    copies.setdefault(r.lrp_key, []).append(c)
         return rows, copies, self.apps
 
     def due_crashes(self, at: float) -> list[core.ActualLRP]:
@@ -753,6 +810,8 @@ class World:
         return done
 
     def due_evacuations(self, at: float) -> list[SimCell]:
+        if not self.draining:
+            return []  # asked at every instant: no sort of nothing
         return [cell for cell in sorted(self._draining(), key=lambda c: c.cell_id)
                 if (due := next_evacuation_sync(cell)) is not None and due <= at]
 
@@ -882,17 +941,17 @@ class World:
         queued = len(self.queue)
         for seq in change.queue_remove:
             self.queue.pop(seq, None)
-            self.new_work.pop(seq, None)
+            self._new_work_drop(seq)
         for guid, keep in change.queue_drop:
             for seq in [s for s, q in self.queue.items()
                         if q.kind == "lrp" and q.process_guid == guid and (q.index or 0) >= keep]:
                 del self.queue[seq]
-                self.new_work.pop(seq, None)
+                self._new_work_drop(seq)
         for q in change.queue_put:
             if q.seq in self.queue:
                 self.queue[q.seq] = q
                 if q.carried:
-                    self.new_work.pop(q.seq, None)
+                    self._new_work_drop(q.seq)
         if queued > 64 and len(self.queue) <= queued // 2:
             # A dict never shrinks: once 100,000 items left, every walk of the queue (each
             # auction's) would still step over 100,000 empty slots.
@@ -900,10 +959,9 @@ class World:
         for q in change.queue_add:
             self.seq += 1
             self.queue[self.seq] = replace(q, seq=self.seq)
-            self.new_work[self.seq] = q.queued_at
-            heapq.heappush(self.new_work_heap, (q.queued_at, self.seq))
+            self._new_work_add(self.seq, q.queued_at)
         if self.record_log:
-            self.log += [_entry(at, e) for e in change.events]
+            self.log += _entries(at, change.events)
             self.log += [LogEntry(at, n.type, n.key, n.cell_id) for n in change.notes]
         if change.counters:
             self.counters.update(change.counters)
@@ -935,10 +993,12 @@ class World:
             self.rows.reproxy(cell.cell_id, cell.proxy_memory_mb)
         if old is not None and old.silent and not cell.silent:
             # Its rep reports again: what came due while it was silent is looked at anew.
-            heaps: dict[str, list[Any]] = {"start": self.rows.starts, "crash": self.rows.crashes,
-                                           "complete": self.completions}
+            heaps: dict[str, list[Any]] = {"crash": self.rows.crashes, "complete": self.completions}
             for kind, entry in self.held.pop(cell.cell_id, []):
-                heapq.heappush(heaps[kind], entry)
+                if kind == "start":
+                    self.rows.start_at(*entry)
+                else:
+                    heapq.heappush(heaps[kind], entry)
 
     def _row_op(self, op: Any) -> None:
         if type(op) is RowUpdate:  # most ops (claims, starts): before the isinstance walk
@@ -958,7 +1018,9 @@ class World:
 
     def _blob_cached(self, claimed: core.ActualLRP) -> None:
         """The objective strategy's blob cache: every app a cell ever ran."""
-        blobs = self.cached.setdefault(claimed.cell_id, set())
+        blobs = self.cached.get(claimed.cell_id)
+        if blobs is None:
+            blobs = self.cached[claimed.cell_id] = set()
         if claimed.process_guid not in blobs:
             blobs.add(claimed.process_guid)
             self.unfetched.add(claimed.cell_id)
@@ -994,11 +1056,22 @@ _NO_TRANSACTION = nullcontext()
 
 
 
-def _entry(at: float, event: Any) -> LogEntry:
-    row = event.after if event.after is not None else event.before
-    if isinstance(row, core.ActualLRP):
-        return LogEntry(at, event.type, f"{row.process_guid}.{row.index}", row.cell_id)
-    if isinstance(row, core.Task):
-        return LogEntry(at, event.type, row.task_guid, row.cell_id)
-    return LogEntry(at, event.type, getattr(row, "process_guid", ""))
+def _entries(at: float, events: Iterable[Any]) -> list[LogEntry]:
+    """An entry per event, keyed by its row (after, else before). An instance change's
+    events (instance, then group) name the same row: its key is made once for both."""
+    entries: list[LogEntry] = []
+    last: Any = None
+    key = cell_id = ""
+    for event in events:
+        row = event.after if event.after is not None else event.before
+        if row is not last:
+            last = row
+            if isinstance(row, core.ActualLRP):
+                key, cell_id = f"{row.process_guid}.{row.index}", row.cell_id
+            elif isinstance(row, core.Task):
+                key, cell_id = row.task_guid, row.cell_id
+            else:
+                key, cell_id = getattr(row, "process_guid", ""), ""
+        entries.append(LogEntry(at, event.type, key, cell_id))
+    return entries
 

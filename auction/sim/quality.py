@@ -139,7 +139,10 @@ def _skew_of(counts: dict[str, Counter[str]], zones: list[str], zone_of: Mapping
     for item in result.items:
         cell_id = result.placements.get(identifier(item))
         if cell_id is not None and type(item) is LRPWork:
-            counts.setdefault(item.process_guid, Counter())[zone_of[cell_id]] += 1
+            per_zone = counts.get(item.process_guid)
+            if per_zone is None:  # not ``setdefault``: a Counter made per item otherwise
+                per_zone = counts[item.process_guid] = Counter()
+            per_zone[zone_of[cell_id]] += 1
     per_app = {g: max(c[z] for z in zones) - min(c[z] for z in zones) for g, c in sorted(counts.items())}
     worst = max(per_app, key=lambda g: per_app[g], default=None)
     return ZoneSkew(per_app, worst, per_app[worst] if worst else 0, sum(1 for v in per_app.values() if v > 1))

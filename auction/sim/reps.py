@@ -140,7 +140,9 @@ def evacuation_over(at: float, evacuating_since: float | None, containers_left: 
 
 def host_ports(app: SimApp | None, index: int) -> tuple[tuple[int, int], ...]:
     """The rep maps each container port to a host port (bbs.md 2.1 ``ports``)."""
-    return tuple((port, 61000 + index) for port in (app.ports if app else ()))
+    if app is None or not app.ports:
+        return ()  # most apps: no generator per start
+    return tuple((port, 61000 + index) for port in app.ports)
 
 
 def instances_start(rows: Sequence[core.ActualLRP], copies: Mapping[core.LRPKey, Sequence[core.ActualLRP]],
