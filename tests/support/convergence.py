@@ -18,27 +18,13 @@ from playwright.sync_api import BrowserContext, Page, expect
 from playwright.sync_api import Error as PlaywrightError
 from stack import ADMIN_PASSWORD, LiveStack
 
+from auction.live.hooks import HOOKS_JS
+
 SETTLE_QUIET_S = 1.5  # hooks unchanged this long = settled
 # How often the open pages' hooks are read while settling. Each read walks every element of
 # a dozen pages: at 0.1 s that alone kept a core busy beside the rest of the suite.
 SETTLE_POLL_S = 0.25
 SETTLE_MAX_S = 20.0
-
-# Every element inside <main> with an id or a data-* attribute, as [tag, id, {data-*}];
-# sorted, so the comparison is of what is on the page, not of the order frames put it in.
-HOOKS_JS = """(skip) => {
-  const out = [];
-  for (const el of document.querySelectorAll('main *')) {
-    if (skip && el.closest(skip)) continue;
-    const data = {};
-    for (const a of el.attributes) if (a.name.startsWith('data-')) data[a.name] = a.value;
-    if (!el.id && Object.keys(data).length === 0) continue;
-    out.push(JSON.stringify([el.tagName.toLowerCase(), el.id || '', data]));
-  }
-  return out.sort();
-}"""
-
-
 
 # A follower's controls are disabled while it follows (dashboard.md C5): the page's own
 # state, not the cluster's, so never compared with a fresh load.

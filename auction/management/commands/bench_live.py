@@ -45,6 +45,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
+from auction.live.hooks import HOOKS_JS
+
 ROOT = Path(settings.BASE_DIR)
 
 
@@ -510,35 +512,21 @@ def burst(browser, url: str, placements: int) -> dict[str, Any]:  # type: ignore
     return results
 
 
-# Every element inside <main> with an id or a data-* attribute: what a page shows (the
-# convergence test compares pages by the same hooks, tests/support/convergence.py).
-_HOOKS = """() => {
-  const out = [];
-  for (const el of document.querySelectorAll('main *')) {
-    const data = {};
-    for (const a of el.attributes) if (a.name.startsWith('data-')) data[a.name] = a.value;
-    if (el.id || Object.keys(data).length) out.push([el.tagName, el.id, data]);
-  }
-  return out;
-}"""
 # When the page's hooks changed, across the reloads a new world epoch makes: an init script
 # records [time, hash of the hooks] after each batch of DOM changes, in the tab's
 # sessionStorage (it outlives a reload). ``__VARYING__`` are the attributes left out.
 _HISTORY = """
 (function () {
-  var varying = new Set(__VARYING__);
+  var varying = __VARYING__, hooks = __HOOKS__;
   function key() {
-    var out = [];
-    document.querySelectorAll('main *').forEach(function (el) {
-      var data = [];
-      for (var i = 0; i < el.attributes.length; i++) {
-        var a = el.attributes[i];
-        if (a.name.indexOf('data-') === 0 && !varying.has(a.name)) data.push(a.name + '=' + a.value);
-      }
-      if (el.id || data.length) out.push(el.tagName + '#' + el.id + ' ' + data.sort().join(' '));
+    var kept = [];
+    hooks('').forEach(function (text) {
+      var hook = JSON.parse(text);
+      varying.forEach(function (name) { delete hook[2][name]; });
+      if (hook[1] || Object.keys(hook[2]).length) kept.push(JSON.stringify(hook));
     });
-    var text = out.sort().join('\\n'), h = 5381;
-    for (var j = 0; j < text.length; j++) h = ((h * 33) ^ text.charCodeAt(j)) | 0;
+    var joined = kept.sort().join('\\n'), h = 5381;
+    for (var j = 0; j < joined.length; j++) h = ((h * 33) ^ joined.charCodeAt(j)) | 0;
     return h;
   }
   window.__hooksKey = key;
@@ -573,7 +561,8 @@ def flows(browser, url: str, samples: int) -> dict[str, Any]:  # type: ignore[no
     varying = _varying(probe, url + "/grid/")
     probe.close()
     context = browser.new_context(viewport={"width": 1400, "height": 900})
-    context.add_init_script(_HISTORY.replace("__VARYING__", json.dumps(sorted(varying))))
+    context.add_init_script(_HISTORY.replace("__VARYING__", json.dumps(sorted(varying)))
+                            .replace("__HOOKS__", HOOKS_JS))
     page = context.new_page()
     page.goto(url + "/grid/")
     page.wait_for_selector("body[data-ws=open]", timeout=60_000)
@@ -633,13 +622,13 @@ def _fresh(context, url: str) -> list[tuple[str, str, dict[str, str]]]:  # type:
         page.wait_for_selector("body[data-ws=open]", timeout=30_000)
         # Settled: unchanged for 1.5 s (its snapshot is in, and the zone-loss chips it
         # fetches 0.5 s after loading), as the convergence test waits for a fresh load.
-        last, quiet_since = page.evaluate(_HOOKS), time.monotonic()
+        last, quiet_since = page.evaluate(HOOKS_JS, ""), time.monotonic()
         while time.monotonic() - quiet_since < 1.5:
             time.sleep(0.1)
-            now = page.evaluate(_HOOKS)
+            now = page.evaluate(HOOKS_JS, "")
             if now != last:
                 last, quiet_since = now, time.monotonic()
-        return [tuple(item) for item in last]
+        return [tuple(json.loads(item)) for item in last]
     finally:
         page.close()
 
