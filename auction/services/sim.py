@@ -30,8 +30,7 @@ from auction.services.world import world_changed
 from auction.sim.cfdot import ClusterView
 from auction.sim.clock import ClockState
 from auction.sim.converge import convergence_pass
-from auction.sim.driver import advance, auctions_run
-from auction.sim.round import auction_round
+from auction.sim.driver import advance, auction_one, auctions_run
 
 #: The lock every writer of simulated time shares (Diego's Locket ``auctioneer`` too).
 SIMULATION_LOCK = "simulation"
@@ -157,10 +156,8 @@ def auction_once(trigger: str = "queue", config: AuctionConfig | None = None) ->
     """One auction now, if any work is queued (carried-over work included)."""
     store = _store(config)
     first = _newest(AuctionRun)
-    with transaction.atomic():
-        if not PendingWork.objects.exists():
-            return None
-        store.apply(auction_round(store.round_input(_instant(store))))
+    if not auction_one(store, _instant(store), PendingWork.objects.exists):
+        return None
     summaries = _summaries(first)
     return summaries[0] if summaries else None
 

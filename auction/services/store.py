@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from contextlib import AbstractContextManager
 from operator import attrgetter
 from typing import Any
 
@@ -52,6 +53,7 @@ from auction.services.bulk import Values, bulk_insert, bulk_set
 from auction.services.callbacks import task_callbacks_request
 from auction.services.counters import counters_add
 from auction.services.events import event_record, events_record
+from auction.services.reading_apart import round_inputs_generation, snapshot_read
 from auction.services.rows import apply_row_ops, apply_task_ops
 from auction.sim import replay_record
 from auction.sim.cfdot import ClusterView
@@ -138,6 +140,12 @@ class DbStore:
 
     def phase(self) -> Any:
         return transaction.atomic()
+
+    def read_apart(self) -> AbstractContextManager[int | None]:
+        return snapshot_read()
+
+    def unchanged_since(self, mark: int) -> bool:
+        return round_inputs_generation() == mark
 
     def advanced(self, to: float) -> None:
         if to > self._clock.advanced_to:

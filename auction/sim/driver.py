@@ -18,7 +18,7 @@ transaction per phase).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from typing import Protocol
 
@@ -88,6 +88,15 @@ class Store(ChaosReader, Protocol):
         """Around one read and its apply: the database's transaction."""
         ...
 
+    def read_apart(self) -> AbstractContextManager[int | None]:
+        """Around an auction's read where the store can read a consistent state without
+        holding its writers up: yields a mark of that state, or None (read in ``phase``)."""
+        ...
+
+    def unchanged_since(self, mark: int) -> bool:
+        """Inside ``phase``: nothing an auction reads was written since ``mark``."""
+        ...
+
 
 def advance(store: Store, until: float) -> int:
     """Handle everything due up to ``until``; returns the number of instants handled."""
@@ -126,13 +135,33 @@ def auctions_run(store: Store, at: float) -> int:
     """auction.md 1 step 2: auctions back to back while new work waits (carried-over work
     alone never starts one), at most ``MAX_AUCTIONS_PER_RUN``."""
     runs = 0
-    while runs < MAX_AUCTIONS_PER_RUN:
-        with store.phase():
-            if not store.has_new_work():
-                break
-            store.apply(auction_round(store.round_input(at)))
+    while runs < MAX_AUCTIONS_PER_RUN and auction_one(store, at, store.has_new_work):
         runs += 1
     return runs
+
+
+def auction_one(store: Store, at: float, work_waits: Callable[[], bool]) -> bool:
+    """One auction at ``at`` if ``work_waits()``; False when none ran.
+
+    Where the store can (``read_apart``), the round is read and the engine run while other
+    writers go on, and the answer is applied only to the state it was computed from;
+    if something the round reads was written meanwhile, it is read and run again inside
+    the writing phase. An answer is never applied to a state it did not see."""
+    change: ChangeSet | None = None
+    with store.read_apart() as mark:
+        if mark is not None:
+            if not work_waits():
+                return False
+            round_in = store.round_input(at)
+    if mark is not None:
+        change = auction_round(round_in)
+    with store.phase():
+        if change is None or mark is None or not store.unchanged_since(mark):
+            if not work_waits():
+                return False
+            change = auction_round(store.round_input(at))
+        store.apply(change)
+    return True
 
 
 def _actions(store: Store, at: float) -> None:

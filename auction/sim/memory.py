@@ -906,6 +906,12 @@ class World:
     def phase(self) -> AbstractContextManager[object]:
         return _NO_TRANSACTION
 
+    def read_apart(self) -> AbstractContextManager[int | None]:
+        return _NO_TRANSACTION  # one thread, no other writer: read in the phase
+
+    def unchanged_since(self, mark: int) -> bool:
+        return True
+
     # ------------------------------------------------------------------ Store: apply
     def apply(self, change: ChangeSet) -> None:
         at = change.at
