@@ -38,7 +38,8 @@ class Values:
         self.__dict__.update(values)
 
 
-def _adapter(field: Any, conn: Any) -> Callable[[Any], Any]:
+def _adapter(field: Any, conn: Any) -> Callable[[Any], Any] | None:
+    """How a value of ``field`` is sent, or None: as it is."""
     if isinstance(field, models.JSONField):
         # Text either way: SQLite stores it so, PostgreSQL casts it (``_slot``). An empty
         # list (a new row's ports, 100,000 of them in a scale-up) is one constant.
@@ -53,7 +54,7 @@ def _adapter(field: Any, conn: Any) -> Callable[[Any], Any]:
 
         return dumps
     if isinstance(field, _PLAIN):
-        return lambda value: value
+        return None
     return lambda value: field.get_db_prep_save(value, conn)
 
 
@@ -68,35 +69,81 @@ def bulk_set(model: Any, objs: Sequence[Any], fields: Sequence[str], batch_size:
     """``UPDATE`` each of ``objs`` (by primary key) to its own values of ``fields``."""
     if not objs or not fields:
         return
+    attnames = [model._meta.get_field(name).attname for name in fields]
+    bulk_set_columns(model, fields, [obj.pk for obj in objs],
+                     [[getattr(obj, name) for obj in objs] for name in attnames], batch_size)
+
+
+def bulk_set_columns(model: Any, fields: Sequence[str], pks: Sequence[Any],
+                     columns: Sequence[Sequence[Any]], batch_size: int = BATCH) -> None:
+    """``bulk_set`` given by column: row ``i`` (key ``pks[i]``) gets ``columns[f][i]`` for
+    each of ``fields`` (a caller that holds its values by column builds no object per row).
+
+    A field every row gives the same value is set once as a constant, not sent per
+    row: a flood's 100,000 failures all get the same placement error, and their queue
+    entries differ only in their batch position. With no field left that varies, the
+    rows are picked by key alone."""
+    if not pks or not fields:
+        return
     conn = connections[router.db_for_write(model)]
     meta = model._meta
     quote = conn.ops.quote_name
     pk = meta.pk
-    columns = [meta.get_field(name) for name in fields]
-    adapt = [(f.attname, _adapter(f, conn)) for f in columns]
-    if conn.vendor == "postgresql":
-        _copy_set(conn, meta, pk, columns, adapt, objs)
-        return
-    row = "(" + ", ".join([_slot(pk, conn, pk.rel_db_type(conn))] + [_slot(f, conn) for f in columns]) + ")"
-    names = ", ".join(["row_pk"] + [f"v{i}" for i in range(len(columns))])
-    sets = ", ".join(f"{quote(f.column)} = v.v{i}" for i, f in enumerate(columns))
+    constant: list[tuple[Any, Any]] = []
+    varying: list[tuple[Any, Sequence[Any]]] = []
+    for name, column in zip(fields, columns, strict=True):
+        field = meta.get_field(name)
+        fn = _adapter(field, conn)
+        if fn is not None:
+            column = [fn(value) for value in column]
+        first = column[0]
+        if first == first and column.count(first) == len(column):  # NaN varies
+            constant.append((field, first))
+        else:
+            varying.append((field, column))
     table = quote(meta.db_table)
+    key = f"{table}.{quote(pk.column)}"
+    sets = [f"{quote(f.column)} = %s" for f, _ in constant]
+    params = [value for _, value in constant]
+    if not varying:
+        _set_by_key(conn, table, key, sets, params, list(pks))
+        return
+    if conn.vendor == "postgresql":
+        _copy_set(conn, meta, pk, constant, varying, pks)
+        return
+    row = "(" + ", ".join([_slot(pk, conn, pk.rel_db_type(conn))] + [_slot(f, conn) for f, _ in varying]) + ")"
+    names = ", ".join(["row_pk"] + [f"v{i}" for i in range(len(varying))])
+    sets += [f"{quote(f.column)} = v.v{i}" for i, (f, _) in enumerate(varying)]
+    rows = list(zip(pks, *(values for _, values in varying), strict=True))
     with conn.cursor() as cursor:
-        for start in range(0, len(objs), batch_size):
-            chunk = objs[start:start + batch_size]
-            params: list[Any] = []
-            for obj in chunk:
-                params.append(obj.pk)
-                params += [fn(getattr(obj, name)) for name, fn in adapt]
+        for start in range(0, len(rows), batch_size):
+            chunk = rows[start:start + batch_size]
             cursor.execute(
                 f"WITH v({names}) AS (VALUES {', '.join([row] * len(chunk))}) "
-                f"UPDATE {table} SET {sets} FROM v WHERE {table}.{quote(pk.column)} = v.row_pk",
-                params)
+                f"UPDATE {table} SET {', '.join(sets)} FROM v WHERE {key} = v.row_pk",
+                # SET comes after the VALUES list in the statement
+                [value for values in chunk for value in values] + params)
 
 
-def _copy_set(conn: Any, meta: Any, pk: Any, columns: list[Any],
-              adapt: list[tuple[str, Callable[[Any], Any]]], objs: Sequence[Any]) -> None:
-    """PostgreSQL: the new values ``COPY``-ed into a temporary table, then one ``UPDATE
+def _set_by_key(conn: Any, table: str, key: str, sets: list[str], params: list[Any], pks: list[Any]) -> None:
+    """Every row of ``pks`` to the same values, in one statement: PostgreSQL takes the keys
+    as one array, SQLite as one JSON array it reads back with ``json_each``."""
+    with conn.cursor() as cursor:
+        if conn.vendor == "postgresql":
+            cursor.execute(f"UPDATE {table} SET {', '.join(sets)} WHERE {key} = ANY(%s)", [*params, pks])
+        elif conn.vendor == "sqlite":
+            cursor.execute(f"UPDATE {table} SET {', '.join(sets)} "
+                           f"WHERE {key} IN (SELECT value FROM json_each(%s))", [*params, json.dumps(pks)])
+        else:
+            for start in range(0, len(pks), BATCH):
+                chunk = pks[start:start + BATCH]
+                cursor.execute(f"UPDATE {table} SET {', '.join(sets)} "
+                               f"WHERE {key} IN ({', '.join(['%s'] * len(chunk))})", [*params, *chunk])
+
+
+def _copy_set(conn: Any, meta: Any, pk: Any, constant: list[tuple[Any, Any]],
+              varying: list[tuple[Any, Sequence[Any]]], pks: Sequence[Any]) -> None:
+    """PostgreSQL: the varying values ``COPY``-ed into a temporary table, then one ``UPDATE
     ... FROM`` it (a ``VALUES`` list of 100,000 rows spent ~10 s in the driver's
     client-side query formatting)."""
     from django.db import transaction
@@ -104,20 +151,22 @@ def _copy_set(conn: Any, meta: Any, pk: Any, columns: list[Any],
     quote = conn.ops.quote_name
     table = quote(meta.db_table)
     temp = quote(f"bulk_set_{meta.db_table}")
-    names = [quote(pk.column)] + [quote(f.column) for f in columns]
-    sets = ", ".join(f"{quote(f.column)} = v.{quote(f.column)}" for f in columns)
+    names = [quote(pk.column)] + [quote(f.column) for f, _ in varying]
+    sets = ([f"{quote(f.column)} = %s" for f, _ in constant]
+            + [f"{quote(f.column)} = v.{quote(f.column)}" for f, _ in varying])
     with transaction.atomic(using=conn.alias), conn.cursor() as cursor:
         raw = cursor.cursor  # the psycopg cursor under Django's wrapper
         raw.execute(f"DROP TABLE IF EXISTS {temp}")
         raw.execute(f"CREATE TEMP TABLE {temp} ON COMMIT DROP AS SELECT {', '.join(names)} "
                     f"FROM {table} WITH NO DATA")
         with raw.copy(f"COPY {temp} ({', '.join(names)}) FROM STDIN") as copy:
-            for obj in objs:
-                copy.write_row([obj.pk] + [fn(getattr(obj, name)) for name, fn in adapt])
-        if len(objs) > BATCH:
+            for row in zip(pks, *(values for _, values in varying), strict=True):
+                copy.write_row(row)
+        if len(pks) > BATCH:
             raw.execute(f"ANALYZE {temp}")  # a temporary table has no statistics: a hash join
-        raw.execute(f"UPDATE {table} SET {sets} FROM {temp} v "
-                    f"WHERE {table}.{quote(pk.column)} = v.{quote(pk.column)}")
+        raw.execute(f"UPDATE {table} SET {', '.join(sets)} FROM {temp} v "
+                    f"WHERE {table}.{quote(pk.column)} = v.{quote(pk.column)}",
+                    [value for _, value in constant])
         raw.execute(f"DROP TABLE {temp}")
 
 
@@ -140,8 +189,7 @@ def bulk_insert(model: Any, fields: Sequence[str], rows: Iterable[Sequence[Any]]
     defaults = [f.get_default() for f in left_out]
     columns += left_out
     # Only the columns the driver cannot take as they are get adapted.
-    special = [(i, _adapter(f, conn)) for i, f in enumerate(columns)
-               if not isinstance(f, _PLAIN) or isinstance(f, models.JSONField)]
+    special = [(i, fn) for i, f in enumerate(columns) if (fn := _adapter(f, conn)) is not None]
 
     def prepare(values: Sequence[Any]) -> Sequence[Any]:
         if not special and not defaults:

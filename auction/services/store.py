@@ -13,7 +13,8 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
-from operator import attrgetter
+from itertools import compress
+from operator import attrgetter, ne
 from typing import Any
 
 from django.db import transaction
@@ -49,7 +50,7 @@ from auction.selectors.bbs import (
 )
 from auction.selectors.cells import cell_loads, sim_cell
 from auction.selectors.clock import clock_row
-from auction.services.bulk import Values, bulk_insert, bulk_set
+from auction.services.bulk import Values, bulk_insert, bulk_set, bulk_set_columns
 from auction.services.callbacks import task_callbacks_request
 from auction.services.counters import counters_add
 from auction.services.events import event_record, events_record
@@ -421,15 +422,21 @@ class DbStore:
         locked, self._round_locked = self._round_locked, set()
         if change.auction is None:
             locked = set()
-        rounds: dict[tuple[str, ...], list[Values]] = defaultdict(list)
+        # Per set of fields the round changed (of ``ROUND_FIELDS``): the rows' keys and
+        # their values, by column (a flood's 100,000 failures build no object per row).
+        rounds: dict[tuple[bool, ...], tuple[list[int], list[tuple[Any, ...]]]] = {}
         others = []
+        pk_of = self._pk
         for op in change.lrp_ops:
-            if (isinstance(op, RowUpdate) and op.before.state == core.UNCLAIMED
-                    and self._pk.get(op.key) in locked):
-                changed = {name: value for name, value, was in zip(
-                    ROUND_FIELDS, _round_values(op.after), _round_values(op.before), strict=True)
-                    if value != was}
-                rounds[tuple(changed)].append(Values(self._pk[op.key], **changed))
+            if (type(op) is RowUpdate and op.before.state == core.UNCLAIMED
+                    and pk_of.get(op.key) in locked):
+                after = _round_values(op.after)
+                changed = tuple(map(ne, after, _round_values(op.before)))
+                group = rounds.get(changed)
+                if group is None:
+                    group = rounds[changed] = ([], [])
+                group[0].append(pk_of[op.key])
+                group[1].append(after)
             else:
                 others.append(op)
         if others:
@@ -437,13 +444,14 @@ class DbStore:
             for guid, index, presence, pk in _pks(missing):
                 self._pk[(guid, index, presence)] = pk
             apply_row_ops(others, self._pk)
-        if rounds:
-            # An auction's claims and failures in one bulk write per set of fields the
-            # round changed (of ``ROUND_FIELDS``, the ones it sets), without apply_row_ops' re-read: the round read these rows FOR UPDATE in
-            # this transaction (one UPDATE per cell cost 1,000 statements an auction, and
-            # the re-read of a flood's 100,000 failures most of a second).
-            for fields, values in rounds.items():
-                bulk_set(ActualLRP, values, fields)
+        # An auction's claims and failures in one bulk write per set of fields the round
+        # changed, without apply_row_ops' re-read: the round read these rows in this
+        # transaction FOR UPDATE, or (SQLite) in a snapshot no write to them followed
+        # (``auction_one``). One UPDATE per cell cost 1,000 statements an auction, and the
+        # re-read of a flood's 100,000 failures most of a second.
+        for changed, (pks, values) in rounds.items():
+            bulk_set_columns(ActualLRP, list(compress(ROUND_FIELDS, changed)), pks,
+                             list(compress(zip(*values, strict=True), changed)))
 
     def _queue(self, change: ChangeSet) -> None:
         if change.queue_remove:

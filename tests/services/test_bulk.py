@@ -29,6 +29,32 @@ def test_each_row_gets_its_own_values_and_other_rows_and_columns_stay() -> None:
         assert (got.ident, got.queued_at) == (f"a.{n}", float(n))
 
 
+@pytest.mark.parametrize("count", [1, 999, 1000, 1001, 2300])
+def test_a_field_every_row_shares_is_set_once_and_rows_picked_by_key(count: int) -> None:
+    """A flood's failures: every row gets the same values (set by key alone), or the same
+    values but one field that varies (only that one sent per row); the rows not listed
+    keep theirs."""
+    PendingWork.objects.bulk_create(
+        PendingWork(kind="lrp", ident=f"a.{i}", process_guid="a", index=i, queued_at=float(i))
+        for i in range(2500))
+    rows = list(PendingWork.objects.order_by("id"))
+    same = [PendingWork(pk=r.pk, carried=True, attempts=1, last_error="insufficient resources: memory")
+            for r in rows[:count]]
+    bulk_set(PendingWork, same, ["carried", "attempts", "last_error"])
+    varying = [PendingWork(pk=r.pk, carried=True, batch_position=n, attempts=2, last_error="it's ²")
+               for n, r in enumerate(rows[:count])]
+    bulk_set(PendingWork, varying[:count // 2], ["carried", "batch_position", "attempts", "last_error"])
+    after = {r.pk: r for r in PendingWork.objects.all()}
+    for n, r in enumerate(rows):
+        got = (after[r.pk].carried, after[r.pk].batch_position, after[r.pk].attempts, after[r.pk].last_error)
+        if n < count // 2:
+            assert got == (True, n, 2, "it's ²")
+        elif n < count:
+            assert got == (True, 0, 1, "insufficient resources: memory")
+        else:
+            assert got == (False, 0, 0, "")
+
+
 def test_nulls_floats_and_json_round_trip() -> None:
     made = [OttoAuction.objects.create(auction_id=f"x{i}", task_guid=f"t{i}", submitted_at=1.0, starts=1.0,
                                        ends=6.0, start_by=9.5, history=[[1.0, "opened"]]) for i in range(3)]
