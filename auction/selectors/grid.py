@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.db import connection
-from django.db.models import Max
+from django.db.models import Max, Q
 
 from auction.models import ActualLRP, Cell, DesiredLRP, PendingWork, Task
 from auction.selectors.clock import sim_now
@@ -288,57 +288,98 @@ def tray_groups(chips: int = TRAY_CHIPS) -> list[TrayGroup]:
     """Unplaced work by reason (G6): count, oldest age, the first ``chips`` items.
 
     Groups are the exact placement error, "awaiting auction", and "back-off" for
-    crashed instances waiting for their restart.
+    crashed instances waiting for their restart. The database counts and picks the
+    chips: a flood's 100,000 failed instances and their queue entries never come into
+    Python (issue 14: the page reads this on every load and every tray frame).
     """
     groups: dict[str, TrayGroup] = {}
-    scale = mb_per_px()
-
-    def add(reason: str, since: float, make) -> None:  # type: ignore[no-untyped-def]
+    for reason, count, oldest in _tray_counts():
         group = groups.get(reason)
         if group is None:
-            group = groups[reason] = TrayGroup(reason, 0, since, [])
-        group.count += 1
-        group.oldest_since = min(group.oldest_since, since)
-        if len(group.items) < chips:
-            group.items.append(make())
-
-    # How long work has waited counts from when it was first queued (auction.md 1 step 1:
-    # the queue time, kept across carry-over), not from its last failed auction.
-    queued: dict[str, float] = {}
-    for ident, at in PendingWork.objects.values_list("ident", "queued_at"):
-        queued[ident] = min(at, queued.get(ident, at))
-    rows = ActualLRP.objects.filter(
-        state__in=[ActualLRP.State.UNCLAIMED, ActualLRP.State.CRASHED],
-        presence=ActualLRP.Presence.ORDINARY,
-    ).values_list("desired_id", "index", "state", "placement_error", "since",
-                  "desired__memory_mb", "desired__domain", "crash_count").order_by("since", "desired_id", "index")
+            groups[reason] = TrayGroup(reason, count, oldest, [])
+        else:
+            group.count += count
+            group.oldest_since = min(group.oldest_since, oldest)
+    scale = mb_per_px()
     now = sim_now()
-
-    def restart(state: str, crash_count: int, since: float) -> tuple[float | None, str]:
-        if state != ActualLRP.State.CRASHED:
-            return None, ""
-        from auction.selectors.lrps import restart_of
-
-        due = restart_of(state, crash_count, since, now)
-        return (due.due if due.due is not None and due.due > now else None), due.text
-
-    for guid, index, state, error, since, memory_mb, domain, crash_count in rows:
-        reason = BACK_OFF if state == ActualLRP.State.CRASHED else (error or AWAITING)
-        waiting = since if state == ActualLRP.State.CRASHED else queued.get(f"{guid}.{index}", since)
-        add(reason, waiting, lambda guid=guid, index=index, state=state, memory_mb=memory_mb,
-            domain=domain, since=since, crash_count=crash_count: Block(
-                "lrp", f"{guid}.{index}", guid, index, state, ActualLRP.Presence.ORDINARY,
-                memory_mb or 0, app_colour(guid), app_pattern(guid),
-                round((memory_mb or 0) / scale, 2), domain or "", since,
-                *restart(state, crash_count, since)))
-    tasks = Task.objects.filter(state=Task.State.PENDING).values_list(
-        "task_guid", "rejection_reason", "created_at", "memory_mb", "domain"
-    ).order_by("created_at", "task_guid")
-    for guid, reason, since, memory_mb, domain in tasks:
-        add(reason or AWAITING, queued.get(guid, since), lambda guid=guid, memory_mb=memory_mb, domain=domain,
-            since=since: Block("task", guid, guid, None, Task.State.PENDING, "", memory_mb,
-                               "#9aa4b2", 0, round(memory_mb / scale, 2), domain, since))
+    for reason, group in groups.items():
+        # An instance's chips come before a task's of the same reason, each in its order.
+        group.items = _lrp_chips(reason, chips, scale, now)
+        if len(group.items) < chips:
+            group.items += _task_chips(reason, chips - len(group.items), scale)
     return sorted(groups.values(), key=lambda g: (g.reason == AWAITING, g.reason))
+
+
+def _tray_counts() -> list[tuple[str, int, float]]:
+    """(reason, count, oldest wait) of unplaced instances, then of pending tasks.
+
+    How long work has waited counts from when it was first queued (auction.md 1 step 1:
+    the queue time, kept across carry-over), not from its last failed auction; a crashed
+    instance waits from its crash."""
+    quote = connection.ops.quote_name
+    actual, desired = quote(ActualLRP._meta.db_table), quote(DesiredLRP._meta.db_table)
+    task, work = quote(Task._meta.db_table), quote(PendingWork._meta.db_table)
+    index = quote("index")
+    queued = f"(SELECT ident, MIN(queued_at) AS queued_at FROM {work} GROUP BY ident)"
+    sql = f"""
+        SELECT reason, COUNT(*), MIN(waiting) FROM (
+            SELECT CASE WHEN a.state = %s THEN %s ELSE COALESCE(NULLIF(a.placement_error, ''), %s) END
+                       AS reason,
+                   CASE WHEN a.state = %s THEN a.since ELSE COALESCE(q.queued_at, a.since) END AS waiting
+            FROM {actual} a
+            JOIN {desired} d ON d.process_guid = a.process_guid
+            LEFT JOIN {queued} q ON q.ident = a.process_guid || '.' || a.{index}
+            WHERE a.state IN (%s, %s) AND a.presence = %s
+        ) lrps GROUP BY reason
+        UNION ALL
+        SELECT reason, COUNT(*), MIN(waiting) FROM (
+            SELECT COALESCE(NULLIF(t.rejection_reason, ''), %s) AS reason,
+                   COALESCE(q.queued_at, t.created_at) AS waiting
+            FROM {task} t
+            LEFT JOIN {queued} q ON q.ident = t.task_guid
+            WHERE t.state = %s
+        ) tasks GROUP BY reason"""
+    crashed, unclaimed = ActualLRP.State.CRASHED, ActualLRP.State.UNCLAIMED
+    params = [crashed, BACK_OFF, AWAITING, crashed, unclaimed, crashed, ActualLRP.Presence.ORDINARY,
+              AWAITING, Task.State.PENDING]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [(reason, int(count), float(oldest)) for reason, count, oldest in cursor.fetchall()]
+
+
+def _lrp_chips(reason: str, chips: int, scale: float, now: float) -> list[Block]:
+    from auction.selectors.lrps import restart_of
+
+    # The reason as ``_tray_counts`` names it, as a filter the state index serves.
+    unclaimed = Q(state=ActualLRP.State.UNCLAIMED)
+    if reason == BACK_OFF:
+        of_reason = Q(state=ActualLRP.State.CRASHED) | unclaimed & Q(placement_error=BACK_OFF)
+    elif reason == AWAITING:
+        of_reason = unclaimed & Q(placement_error__in=["", AWAITING])
+    else:
+        of_reason = unclaimed & Q(placement_error=reason)
+    rows = ActualLRP.objects.filter(of_reason, presence=ActualLRP.Presence.ORDINARY).values_list(
+        "desired_id", "index", "state", "since", "desired__memory_mb", "desired__domain", "crash_count",
+    ).order_by("since", "desired_id", "index")[:chips]
+    blocks = []
+    for guid, index, state, since, memory_mb, domain, crash_count in rows:
+        due, text = None, ""
+        if state == ActualLRP.State.CRASHED:
+            restart = restart_of(state, crash_count, since, now)
+            due, text = (restart.due if restart.due is not None and restart.due > now else None), restart.text
+        blocks.append(Block(
+            "lrp", f"{guid}.{index}", guid, index, state, ActualLRP.Presence.ORDINARY,
+            memory_mb or 0, app_colour(guid), app_pattern(guid), round((memory_mb or 0) / scale, 2),
+            domain or "", since, due, text))
+    return blocks
+
+
+def _task_chips(reason: str, chips: int, scale: float) -> list[Block]:
+    of_reason = Q(rejection_reason__in=["", AWAITING]) if reason == AWAITING else Q(rejection_reason=reason)
+    tasks = Task.objects.filter(of_reason, state=Task.State.PENDING).values_list(
+        "task_guid", "created_at", "memory_mb", "domain").order_by("created_at", "task_guid")[:chips]
+    return [Block("task", guid, guid, None, Task.State.PENDING, "", memory_mb, "#9aa4b2", 0,
+                  round(memory_mb / scale, 2), domain, since) for guid, since, memory_mb, domain in tasks]
 
 
 def zone_names() -> list[str]:

@@ -65,3 +65,42 @@ def test_tray_groups_count_oldest_and_20_chips(client) -> None:
     page = client.get("/grid/").content.decode()
     assert 'data-count="30"' in page and "+10" in page and "data-count-up-from" in page
     assert page.count('class="chip lrp') == 20
+
+
+def test_tray_groups_by_reason_with_first_queue_time_back_off_and_tasks() -> None:
+    """dashboard.md G6: the tray's groups as the database counts them. A failed instance
+    waits from its first queue time (auction.md 1.8: kept across carry-over), not from its
+    row's since; a crashed one from its crash, under "back-off"; a pending task joins the
+    group of its rejection reason after the instances' chips; an instance whose desired
+    LRP is gone is not unplaced work."""
+    from auction.models import ActualLRP, DesiredLRP, PendingWork, Task
+    from auction.selectors.grid import AWAITING, BACK_OFF, tray_groups
+
+    _cells(1, zones=1)
+    DesiredLRP.objects.create(process_guid="web", domain="cf-apps", instances=4, memory_mb=512)
+    full = "insufficient resources: memory"
+    ActualLRP.objects.bulk_create([
+        ActualLRP(desired_id="web", index=0, domain="cf-apps", state="UNCLAIMED", placement_error=full, since=50.0),
+        ActualLRP(desired_id="web", index=1, domain="cf-apps", state="UNCLAIMED", placement_error=full, since=40.0),
+        ActualLRP(desired_id="web", index=2, domain="cf-apps", state="UNCLAIMED", since=30.0),
+        ActualLRP(desired_id="web", index=3, domain="cf-apps", state="CRASHED", crash_count=4, since=35.0),
+        ActualLRP(desired_id="gone", index=0, domain="cf-apps", state="UNCLAIMED", placement_error=full, since=1.0),
+    ])
+    PendingWork.objects.bulk_create([
+        PendingWork(kind="lrp", ident="web.0", process_guid="web", index=0, queued_at=12.0, carried=True),
+        PendingWork(kind="lrp", ident="web.0", process_guid="web", index=0, queued_at=14.0),
+        PendingWork(kind="lrp", ident="web.2", process_guid="web", index=2, queued_at=31.0),
+        PendingWork(kind="task", ident="job", task_guid="job", queued_at=20.0),
+    ])
+    Task.objects.create(task_guid="job", domain="cf-tasks", memory_mb=256, created_at=8.0,
+                        rejection_reason=full)
+    Task.objects.create(task_guid="new", domain="cf-tasks", memory_mb=256, created_at=33.0)
+    groups = {g.reason: g for g in tray_groups(chips=2)}
+    assert list(groups) == [BACK_OFF, full, AWAITING]
+    assert (groups[full].count, groups[full].oldest_since) == (3, 12.0)
+    assert [b.ident for b in groups[full].items] == ["web.1", "web.0"]
+    assert [b.ident for b in tray_groups(chips=3)[1].items] == ["web.1", "web.0", "job"]
+    assert (groups[AWAITING].count, groups[AWAITING].oldest_since) == (2, 31.0)
+    assert [b.ident for b in groups[AWAITING].items] == ["web.2", "new"]
+    assert (groups[BACK_OFF].count, groups[BACK_OFF].oldest_since) == (1, 35.0)
+    assert groups[BACK_OFF].items[0].restart_due is not None  # its back-off ends later
