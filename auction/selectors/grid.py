@@ -320,7 +320,11 @@ def _tray_counts() -> list[tuple[str, int, float]]:
     actual, desired = quote(ActualLRP._meta.db_table), quote(DesiredLRP._meta.db_table)
     task, work = quote(Task._meta.db_table), quote(PendingWork._meta.db_table)
     index = quote("index")
-    queued = f"(SELECT ident, MIN(queued_at) AS queued_at FROM {work} GROUP BY ident)"
+    # The first time each queued item was queued (an item may be queued more than once).
+    lrps_queued = (f"(SELECT process_guid, {index}, MIN(queued_at) AS queued_at FROM {work} "
+                   f"WHERE kind = 'lrp' GROUP BY process_guid, {index})")
+    tasks_queued = (f"(SELECT task_guid, MIN(queued_at) AS queued_at FROM {work} "
+                    f"WHERE kind = 'task' GROUP BY task_guid)")
     sql = f"""
         SELECT reason, COUNT(*), MIN(waiting) FROM (
             SELECT CASE WHEN a.state = %s THEN %s ELSE COALESCE(NULLIF(a.placement_error, ''), %s) END
@@ -328,7 +332,7 @@ def _tray_counts() -> list[tuple[str, int, float]]:
                    CASE WHEN a.state = %s THEN a.since ELSE COALESCE(q.queued_at, a.since) END AS waiting
             FROM {actual} a
             JOIN {desired} d ON d.process_guid = a.process_guid
-            LEFT JOIN {queued} q ON q.ident = a.process_guid || '.' || a.{index}
+            LEFT JOIN {lrps_queued} q ON q.process_guid = a.process_guid AND q.{index} = a.{index}
             WHERE a.state IN (%s, %s) AND a.presence = %s
         ) lrps GROUP BY reason
         UNION ALL
@@ -336,7 +340,7 @@ def _tray_counts() -> list[tuple[str, int, float]]:
             SELECT COALESCE(NULLIF(t.rejection_reason, ''), %s) AS reason,
                    COALESCE(q.queued_at, t.created_at) AS waiting
             FROM {task} t
-            LEFT JOIN {queued} q ON q.ident = t.task_guid
+            LEFT JOIN {tasks_queued} q ON q.task_guid = t.task_guid
             WHERE t.state = %s
         ) tasks GROUP BY reason"""
     crashed, unclaimed = ActualLRP.State.CRASHED, ActualLRP.State.UNCLAIMED
