@@ -54,7 +54,7 @@ from auction.services.bulk import Values, bulk_insert, bulk_set, bulk_set_column
 from auction.services.callbacks import task_callbacks_request
 from auction.services.counters import counters_add
 from auction.services.events import event_record, events_record
-from auction.services.reading_apart import round_inputs_generation, snapshot_read
+from auction.services.reading_apart import round_inputs_mark, snapshot_read
 from auction.services.rows import apply_row_ops, apply_task_ops
 from auction.sim import replay_record
 from auction.sim.cfdot import ClusterView
@@ -142,11 +142,11 @@ class DbStore:
     def phase(self) -> Any:
         return transaction.atomic()
 
-    def read_apart(self) -> AbstractContextManager[int | None]:
+    def read_apart(self) -> AbstractContextManager[object | None]:
         return snapshot_read()
 
-    def unchanged_since(self, mark: int) -> bool:
-        return round_inputs_generation() == mark
+    def unchanged_since(self, mark: object) -> bool:
+        return round_inputs_mark() == mark
 
     def advanced(self, to: float) -> None:
         if to > self._clock.advanced_to:

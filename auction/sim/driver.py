@@ -88,12 +88,12 @@ class Store(ChaosReader, Protocol):
         """Around one read and its apply: the database's transaction."""
         ...
 
-    def read_apart(self) -> AbstractContextManager[int | None]:
+    def read_apart(self) -> AbstractContextManager[object | None]:
         """Around an auction's read where the store can read a consistent state without
         holding its writers up: yields a mark of that state, or None (read in ``phase``)."""
         ...
 
-    def unchanged_since(self, mark: int) -> bool:
+    def unchanged_since(self, mark: object) -> bool:
         """Inside ``phase``: nothing an auction reads was written since ``mark``."""
         ...
 

@@ -906,10 +906,10 @@ class World:
     def phase(self) -> AbstractContextManager[object]:
         return _NO_TRANSACTION
 
-    def read_apart(self) -> AbstractContextManager[int | None]:
+    def read_apart(self) -> AbstractContextManager[object | None]:
         return _NO_TRANSACTION  # one thread, no other writer: read in the phase
 
-    def unchanged_since(self, mark: int) -> bool:
+    def unchanged_since(self, mark: object) -> bool:
         return True
 
     # ------------------------------------------------------------------ Store: apply

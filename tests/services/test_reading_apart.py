@@ -17,13 +17,14 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from auction.models import ActualLRP, PendingWork
+from auction.models import ActualLRP, PendingWork, SimClock
 from auction.services import sim
+from auction.services.bulk import Values, bulk_set
 from auction.services.cells import cell_fail
 from auction.services.clock import clock_pause, clock_reset
 from auction.services.domains import domain_upsert
 from auction.services.lrps import desired_lrp_update
-from auction.services.reading_apart import round_inputs_generation
+from auction.services.reading_apart import ROUND_TABLES, round_inputs_mark
 from auction.services.scenarios import scenario_load
 from auction.services.store import DbStore
 from auction.sim.round import RoundInput
@@ -87,29 +88,35 @@ def flood() -> None:
 
 
 def test_every_table_the_round_reads_bumps_the_counter(flood: None) -> None:
-    """The counter is only as good as its triggers: each table ``round_input`` reads has one
-    per insert, update and delete (the clock only for its seed, the one input it holds)."""
+    """The counter is only as good as its list: each table ``round_input`` reads is one
+    whose writes bump it (the clock's row only through its seed, which the mark holds)."""
     with transaction.atomic(), CaptureQueriesContext(connection) as queries:
         DbStore().round_input(0.0)
     tables = {name for q in queries.captured_queries for name in re.findall(r'"(auction_\w+)"', q["sql"])}
     assert {"auction_actuallrp", "auction_pendingwork", "auction_cell", "auction_desiredlrp"} <= tables
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT tbl_name, sql FROM sqlite_master WHERE type = 'trigger'")
-        triggers = cursor.fetchall()
-    for table in tables - {"auction_simclock"}:
-        ops = {op for name, sql in triggers if name == table
-               for op in ("INSERT", "UPDATE", "DELETE") if f"AFTER {op} ON" in sql}
-        assert ops == {"INSERT", "UPDATE", "DELETE"}, table
-    assert any(name == "auction_simclock" and "UPDATE OF seed" in sql for name, sql in triggers)
+    assert tables - {"auction_simclock"} <= ROUND_TABLES
+    for table in sorted(ROUND_TABLES):
+        before = round_inputs_mark()
+        with connection.cursor() as cursor:  # any write statement, even one that matches no row
+            cursor.execute(f'UPDATE "{table}" SET id = id WHERE id < 0')
+        assert round_inputs_mark()[0] == before[0] + 1, table
 
 
-def test_the_round_counter_moves_with_a_cell_and_not_with_the_clock_or_a_domain(flood: None) -> None:
-    before = round_inputs_generation()
+def test_the_mark_moves_with_a_cell_the_seed_and_a_bulk_write_and_not_with_the_clock_or_a_domain(
+        flood: None) -> None:
+    before = round_inputs_mark()
     clock_pause()
     domain_upsert("cf-apps", 120.0)
-    assert round_inputs_generation() == before
+    assert round_inputs_mark() == before
     cell_fail("cell-4")
-    assert round_inputs_generation() > before
+    assert round_inputs_mark()[0] > before[0]
+    moved = round_inputs_mark()
+    SimClock.objects.filter(pk=1).update(seed=moved[1] + 7)
+    assert round_inputs_mark() == (moved[0], moved[1] + 7)
+    moved = round_inputs_mark()
+    bulk_set(PendingWork, [Values(pk, attempts=5) for pk in PendingWork.objects.values_list("pk", flat=True)],
+             ["attempts"])
+    assert round_inputs_mark()[0] > moved[0]
 
 
 def test_a_writer_is_not_held_up_while_an_auction_reads_and_runs(flood: None) -> None:
