@@ -177,9 +177,9 @@ def bulk_insert(model: Any, fields: Sequence[str], rows: Iterable[Sequence[Any]]
     constraint is skipped. A column left out gets its field's default (the database has
     none of Django's defaults). Returns how many tuples were sent.
 
-    SQLite prepares one single-row statement and runs it per tuple (``executemany``, in
-    C); PostgreSQL streams them with ``COPY`` (``_copy``); another database gets
-    multi-row ``VALUES``."""
+    SQLite reads many rows as one JSON array (``_insert_from_json``), or prepares one
+    single-row statement and runs it per tuple (``executemany``, in C); PostgreSQL
+    streams them with ``COPY`` (``_copy``); another database gets multi-row ``VALUES``."""
     conn = connections[router.db_for_write(model)]
     meta = model._meta
     quote = conn.ops.quote_name
@@ -205,10 +205,11 @@ def bulk_insert(model: Any, fields: Sequence[str], rows: Iterable[Sequence[Any]]
     tail = " ON CONFLICT DO NOTHING" if ignore_conflicts else ""
     if conn.vendor == "sqlite":
         prepared = [prepare(values) for values in rows]
-        if prepared:
-            with conn.cursor() as cursor:
-                for start in range(0, len(prepared), INSERT_ROWS * 10):
-                    cursor.executemany(head + row + tail, prepared[start:start + INSERT_ROWS * 10])
+        with conn.cursor() as cursor:
+            for start in range(0, len(prepared), INSERT_ROWS * 10):
+                chunk = prepared[start:start + INSERT_ROWS * 10]
+                if not _insert_from_json(cursor, quote, meta.db_table, columns, chunk, tail):
+                    cursor.executemany(head + row + tail, chunk)
         return len(prepared)
     if conn.vendor == "postgresql":
         return _copy(conn, meta.db_table, [f.column for f in columns], map(prepare, rows),
@@ -232,6 +233,43 @@ def bulk_insert(model: Any, fields: Sequence[str], rows: Iterable[Sequence[Any]]
         if count:
             flush(cursor)
     return sent
+
+
+#: Below this many rows a plain ``executemany`` is as quick.
+JSON_INSERT_MIN = 200
+
+
+def _insert_from_json(cursor: Any, quote: Callable[[str], str], table: str, columns: list[Any],
+                      rows: list[Sequence[Any]], tail: str) -> bool:
+    """SQLite: many rows in one ``INSERT ... SELECT`` from ``json_each``: the columns every
+    row shares bound once, the varying ones sent as one JSON array of arrays, which SQLite
+    reads in C. A scale-up's 100,000 rows differ in two of their 17 columns, and binding
+    every value of every row (``executemany``) took 0.95 s against 0.4 s. Only integers,
+    text and nulls travel as JSON (a float's text form would be parsed again); False when
+    the rows do not suit, and the caller binds them."""
+    if len(rows) < JSON_INSERT_MIN:
+        return False
+    select: list[str] = []
+    params: list[Any] = []
+    varying: list[Sequence[Any]] = []
+    for column in zip(*rows, strict=True):
+        first = column[0]
+        if column.count(first) == len(column) and type(first) in _JSON_SAFE | {float}:
+            select.append("%s")
+            params.append(first)
+            continue
+        if any(type(value) not in _JSON_SAFE for value in column):
+            return False
+        select.append(f"json_extract(value, '$[{len(varying)}]')")
+        varying.append(column)
+    params.append(json.dumps(list(zip(*varying, strict=True)) if varying else [0] * len(rows)))
+    cursor.execute(
+        f"INSERT INTO {quote(table)} ({', '.join(quote(f.column) for f in columns)}) "
+        f"SELECT {', '.join(select)} FROM json_each(%s) WHERE true ORDER BY key{tail}", params)
+    return True
+
+
+_JSON_SAFE = frozenset({int, str, bool, type(None)})
 
 
 def _copy(conn: Any, table: str, columns: list[str], rows: Iterable[Sequence[Any]],

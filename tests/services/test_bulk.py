@@ -86,3 +86,44 @@ def test_insert_ignoring_conflicts_keeps_the_row_already_there_and_adds_the_rest
     bulk_insert(ActualLRP, ("desired_id", "index", "domain", "placement_error"), [("a", 3, "d", "new")],
                 ignore_conflicts=True)
     assert ActualLRP.objects.count() == 4
+
+
+@pytest.mark.parametrize("count", [199, 200, 201, 20_001])
+def test_many_rows_insert_in_order_with_shared_and_varying_values(count: int) -> None:
+    """A scale-up's start requests: ids follow the tuples' order (the queue's arrival
+    order), each row keeps its own ident and index, the shared values (a float among
+    them) are exact; around the size where SQLite reads them as JSON, and across its
+    20,000-row chunks."""
+    from auction.services.bulk import bulk_insert
+
+    queued_at = 0.1 + 0.2  # not a short decimal: it must not pass through text
+    rows = [("lrp", f"a.{i}", "a", None if i % 5 == 0 else i, queued_at, "scale ²", i % 3 == 0,
+             f"é{i % 4}") for i in range(count)]
+    sent = bulk_insert(PendingWork, ("kind", "ident", "process_guid", "index", "queued_at", "reason",
+                                     "carried", "last_error"), rows)
+    assert sent == count
+    got = list(PendingWork.objects.order_by("id").values_list(
+        "kind", "ident", "process_guid", "index", "queued_at", "reason", "carried", "last_error"))
+    assert got == rows
+    assert set(PendingWork.objects.values_list("attempts", "batch_position", "task_guid")) == {(0, 0, "")}
+
+
+def test_many_rows_with_varying_floats_and_conflicts() -> None:
+    """Floats that vary are bound, never parsed from text; a row that breaks the unique key
+    is skipped, the rest are written."""
+    from auction.models import ActualLRP, DesiredLRP
+    from auction.services.bulk import bulk_insert
+
+    DesiredLRP.objects.create(process_guid="a", domain="d", instances=3)
+    ActualLRP.objects.create(desired_id="a", index=7, domain="d", placement_error="theirs")
+    since = [i / 3 for i in range(500)]
+    bulk_insert(ActualLRP, ("desired_id", "index", "domain", "placement_error", "since"),
+                [("a", i, "d", "ours", since[i]) for i in range(500)], ignore_conflicts=True)
+    bulk_insert(ActualLRP, ("desired_id", "index", "domain", "placement_error", "presence"),
+                [("a", i, "d", "evac", "EVACUATING") for i in range(500)], ignore_conflicts=True)
+    rows = {(i, p): (e, s) for i, p, e, s in ActualLRP.objects.values_list("index", "presence",
+                                                                           "placement_error", "since")}
+    assert len(rows) == 1000
+    assert rows[(7, "ORDINARY")] == ("theirs", 0.0)
+    assert all(rows[(i, "ORDINARY")] == ("ours", since[i]) for i in range(500) if i != 7)
+    assert all(rows[(i, "EVACUATING")][0] == "evac" for i in range(500))
