@@ -75,7 +75,9 @@ def test_tray_groups_by_reason_with_first_queue_time_back_off_and_tasks() -> Non
     LRP is gone is not unplaced work."""
     from auction.models import ActualLRP, DesiredLRP, PendingWork, Task
     from auction.selectors.grid import AWAITING, BACK_OFF, tray_groups
+    from auction.services.clock import clock_reset
 
+    clock_reset(0.0, paused=True)  # the back-off below ends after now
     _cells(1, zones=1)
     DesiredLRP.objects.create(process_guid="web", domain="cf-apps", instances=4, memory_mb=512)
     full = "insufficient resources: memory"
