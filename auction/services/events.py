@@ -96,6 +96,11 @@ def summary_data(type_: str, process_guid: str, events: Sequence[Event]) -> dict
 
 def events_record(events: Iterable[Event], now: float) -> int:
     """Record a change's events in order; a mass change's as summaries (module docstring)."""
+    return events_store(event_rows(events, now))
+
+
+def event_rows(events: Iterable[Event], now: float) -> list[tuple[Any, ...]]:
+    """The rows ``events_record`` writes, made without touching the database."""
     events = list(events)
     groups: dict[tuple[str, str], list[Event]] = defaultdict(list)
     for event in events:
@@ -113,7 +118,7 @@ def events_record(events: Iterable[Event], now: float) -> int:
         key, cell_id = _key(event)
         data = {"before": _describe(event.before), "after": _describe(event.after)}
         rows.append((now, event.type, key, cell_id, data))
-    return events_store(rows)
+    return rows
 
 
 def event_record(type_: str, now: float, key: str = "", cell_id: str = "", **data: Any) -> None:

@@ -13,6 +13,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from itertools import compress
 from operator import attrgetter, ne
 from typing import Any
@@ -53,7 +54,7 @@ from auction.selectors.clock import clock_row
 from auction.services.bulk import Values, bulk_insert, bulk_set, bulk_set_columns
 from auction.services.callbacks import task_callbacks_request
 from auction.services.counters import counters_add
-from auction.services.events import event_record, events_record
+from auction.services.events import event_record, event_rows, events_store
 from auction.services.reading_apart import round_inputs_mark, snapshot_read
 from auction.services.rows import apply_row_ops, apply_task_ops
 from auction.sim import replay_record
@@ -120,6 +121,16 @@ _APP_FIELDS = ("domain", "instances", "memory_mb", "disk_mb", "rootfs", "placeme
                "volume_drivers", "start_delay_s", "crash_probability", "crash_after_s")
 
 
+_Rounds = dict[tuple[bool, ...], tuple[list[int], list[tuple[Any, ...]]]]
+
+
+@dataclass(slots=True)
+class _Prepared:
+    change: ChangeSet
+    rounds: tuple[_Rounds, list[Any]]
+    events: list[tuple[Any, ...]]
+
+
 class DbStore:
     """The live cluster (see the module docstring)."""
 
@@ -129,6 +140,7 @@ class DbStore:
         # The UNCLAIMED rows ``round_input`` read FOR UPDATE: the round's answer is
         # applied in the same transaction (the driver's phase, ``auction_once``).
         self._round_locked: set[int] = set()
+        self._prepared: _Prepared | None = None
         self._clock = clock_row()
         self.seed = self._clock.seed
         self.trigger_auctions = trigger_auctions
@@ -368,6 +380,9 @@ class DbStore:
 
     # -- Store: apply -----------------------------------------------------------------------
     def apply(self, change: ChangeSet) -> None:
+        prepared, self._prepared = self._prepared, None
+        if prepared is not None and prepared.change is not change:
+            prepared = None
         with transaction.atomic():
             at = change.at
             for app in change.apps_put:
@@ -376,7 +391,7 @@ class DbStore:
                 DesiredLRP.objects.filter(process_guid__in=change.apps_removed).delete()
             for cell in change.cells_put:
                 _cell_put(cell)
-            self._lrp_ops(change)
+            self._lrp_ops(change, prepared)
             for spec in change.tasks_put:
                 self._task_pk[spec.task_guid] = _task_create(spec)
             if change.task_ops:
@@ -391,7 +406,7 @@ class DbStore:
                 Domain.objects.filter(name__in=change.domains_removed).delete()
             self._queue(change)
             run_id = _record_auction(change.auction) if change.auction is not None else None
-            events_record(change.events, at)
+            events_store(prepared.events if prepared is not None else event_rows(change.events, at))
             for note in change.notes:
                 key = f"auction-{run_id}" if note.type == "auction_completed" and run_id else note.key
                 event_record(note.type, at, key=key, cell_id=note.cell_id, **note.data)
@@ -418,13 +433,29 @@ class DbStore:
                 # the convergence test's soak, step 58, seed 21).
                 publish_after_commit(group("zones"), {"type": "live.cells", "cells": sorted(cells)})
 
-    def _lrp_ops(self, change: ChangeSet) -> None:
-        locked, self._round_locked = self._round_locked, set()
-        if change.auction is None:
-            locked = set()
-        # Per set of fields the round changed (of ``ROUND_FIELDS``): the rows' keys and
-        # their values, by column (a flood's 100,000 failures build no object per row).
-        rounds: dict[tuple[bool, ...], tuple[list[int], list[tuple[Any, ...]]]] = {}
+    def _lrp_ops(self, change: ChangeSet, prepared: _Prepared | None) -> None:
+        rounds, others = prepared.rounds if prepared is not None else self._round_writes(change)
+        self._round_locked = set()
+        if others:
+            missing = [op.key for op in others if not hasattr(op, "row") and op.key not in self._pk]
+            for guid, index, presence, pk in _pks(missing):
+                self._pk[(guid, index, presence)] = pk
+            apply_row_ops(others, self._pk)
+        # An auction's claims and failures in one bulk write per set of fields the round
+        # changed, without apply_row_ops' re-read: the round read these rows in this
+        # transaction FOR UPDATE, or (SQLite) in a snapshot no write to them followed
+        # (``auction_one``). One UPDATE per cell cost 1,000 statements an auction, and the
+        # re-read of a flood's 100,000 failures most of a second.
+        for changed, (pks, values) in rounds.items():
+            bulk_set_columns(ActualLRP, list(compress(ROUND_FIELDS, changed)), pks,
+                             list(compress(zip(*values, strict=True), changed)))
+
+    def _round_writes(self, change: ChangeSet) -> tuple[_Rounds, list[Any]]:
+        """The round's own rows (UNCLAIMED, read by ``round_input``) grouped by the set of
+        fields it changed (of ``ROUND_FIELDS``), their keys and values by column (a
+        flood's 100,000 failures build no object per row); every other op apart."""
+        locked = self._round_locked if change.auction is not None else set()
+        rounds: _Rounds = {}
         others = []
         pk_of = self._pk
         for op in change.lrp_ops:
@@ -439,19 +470,14 @@ class DbStore:
                 group[1].append(after)
             else:
                 others.append(op)
-        if others:
-            missing = [op.key for op in others if not hasattr(op, "row") and op.key not in self._pk]
-            for guid, index, presence, pk in _pks(missing):
-                self._pk[(guid, index, presence)] = pk
-            apply_row_ops(others, self._pk)
-        # An auction's claims and failures in one bulk write per set of fields the round
-        # changed, without apply_row_ops' re-read: the round read these rows in this
-        # transaction FOR UPDATE, or (SQLite) in a snapshot no write to them followed
-        # (``auction_one``). One UPDATE per cell cost 1,000 statements an auction, and the
-        # re-read of a flood's 100,000 failures most of a second.
-        for changed, (pks, values) in rounds.items():
-            bulk_set_columns(ActualLRP, list(compress(ROUND_FIELDS, changed)), pks,
-                             list(compress(zip(*values, strict=True), changed)))
+        return rounds, others
+
+    def prepare(self, change: ChangeSet) -> None:
+        """The Python side of ``apply``'s biggest writes, done before its phase where an
+        auction is computed apart (``auction_one``): on SQLite the phase holds the one
+        write lock, and for a 100,000-item flood this was half of its hold. ``apply``
+        uses it for this very change only."""
+        self._prepared = _Prepared(change, self._round_writes(change), event_rows(change.events, change.at))
 
     def _queue(self, change: ChangeSet) -> None:
         if change.queue_remove:

@@ -97,6 +97,11 @@ class Store(ChaosReader, Protocol):
         """Inside ``phase``: nothing an auction reads was written since ``mark``."""
         ...
 
+    def prepare(self, change: ChangeSet) -> None:
+        """Before ``phase``: whatever of ``apply(change)`` needs neither the lock nor the
+        database (a store may do nothing)."""
+        ...
+
 
 def advance(store: Store, until: float) -> int:
     """Handle everything due up to ``until``; returns the number of instants handled."""
@@ -155,6 +160,7 @@ def auction_one(store: Store, at: float, work_waits: Callable[[], bool]) -> bool
             round_in = store.round_input(at)
     if mark is not None:
         change = auction_round(round_in)
+        store.prepare(change)
     with store.phase():
         if change is None or mark is None or not store.unchanged_since(mark):
             if not work_waits():

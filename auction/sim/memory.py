@@ -912,6 +912,9 @@ class World:
     def unchanged_since(self, mark: object) -> bool:
         return True
 
+    def prepare(self, change: ChangeSet) -> None:
+        pass
+
     # ------------------------------------------------------------------ Store: apply
     def apply(self, change: ChangeSet) -> None:
         at = change.at

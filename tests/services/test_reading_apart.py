@@ -17,7 +17,7 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from auction.models import ActualLRP, PendingWork, SimClock
+from auction.models import ActualLRP, BBSEvent, PendingWork, SimClock
 from auction.services import sim
 from auction.services.bulk import Values, bulk_set
 from auction.services.cells import cell_fail
@@ -132,6 +132,10 @@ def test_a_writer_is_not_held_up_while_an_auction_reads_and_runs(flood: None) ->
     placed = ActualLRP.objects.filter(desired_id="lrp-a", index__gte=3).exclude(cell_id="").count()
     assert failed == PendingWork.objects.filter(carried=True).count() > 1900
     assert failed + placed == 2000
+    # Its events were made before the writing phase (``DbStore.prepare``): one summary.
+    summary = BBSEvent.objects.filter(type="actual_lrp_changed", key="lrp-a").order_by("-id").first()
+    assert summary is not None and summary.data["summary"]["count"] == 2000
+    assert summary.data["summary"]["placement_errors"] == {"insufficient resources: memory": failed}
 
 
 def test_an_answer_is_never_applied_to_a_state_it_did_not_see(flood: None) -> None:
