@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import connection
 from django.db.models import Max, Q
@@ -362,11 +363,25 @@ def _lrp_chips(reason: str, chips: int, scale: float, now: float) -> list[Block]
         of_reason = unclaimed & Q(placement_error__in=["", AWAITING])
     else:
         of_reason = unclaimed & Q(placement_error=reason)
-    rows = ActualLRP.objects.filter(of_reason, presence=ActualLRP.Presence.ORDINARY).values_list(
-        "desired_id", "index", "state", "since", "desired__memory_mb", "desired__domain", "crash_count",
-    ).order_by("since", "desired_id", "index")[:chips]
+    # The first rows by themselves, then their apps: joined in the query, the planner
+    # walked a flood's 100,000 rows into the join before the limit while its statistics
+    # still described the table before the flood. A row whose app is gone is no chip.
+    query = ActualLRP.objects.filter(of_reason, presence=ActualLRP.Presence.ORDINARY).values_list(
+        "desired_id", "index", "state", "since", "crash_count").order_by("since", "desired_id", "index")
+    rows: list[tuple[Any, ...]] = []
+    sizes: dict[str, tuple[int, str]] = {}
+    offset = 0
+    while len(rows) < chips:
+        page = list(query[offset:offset + chips])
+        offset += len(page)
+        sizes.update((guid, (memory_mb, domain)) for guid, memory_mb, domain in DesiredLRP.objects.filter(
+            process_guid__in={r[0] for r in page} - set(sizes)).values_list("process_guid", "memory_mb", "domain"))
+        rows += [r for r in page if r[0] in sizes][:chips - len(rows)]
+        if len(page) < chips:
+            break
     blocks = []
-    for guid, index, state, since, memory_mb, domain, crash_count in rows:
+    for guid, index, state, since, crash_count in rows:
+        memory_mb, domain = sizes[guid]
         due, text = None, ""
         if state == ActualLRP.State.CRASHED:
             restart = restart_of(state, crash_count, since, now)

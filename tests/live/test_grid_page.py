@@ -106,3 +106,24 @@ def test_tray_groups_by_reason_with_first_queue_time_back_off_and_tasks() -> Non
     assert [b.ident for b in groups[AWAITING].items] == ["web.2", "new"]
     assert (groups[BACK_OFF].count, groups[BACK_OFF].oldest_since) == (1, 35.0)
     assert groups[BACK_OFF].items[0].restart_due is not None  # its back-off ends later
+
+
+def test_tray_chips_skip_instances_whose_app_is_gone_past_a_page_of_them() -> None:
+    """dashboard.md G6: 25 orphans come first by since; the group still shows 20 chips of
+    its live app's instances, and counts only those."""
+    from auction.models import ActualLRP, DesiredLRP
+    from auction.selectors.grid import tray_groups
+    from auction.services.clock import clock_reset
+
+    clock_reset(0.0, paused=True)
+    _cells(1, zones=1)
+    DesiredLRP.objects.create(process_guid="web", domain="cf-apps", instances=30, memory_mb=512)
+    ActualLRP.objects.bulk_create(
+        [ActualLRP(desired_id="gone", index=i, domain="cf-apps", state="UNCLAIMED", since=float(i))
+         for i in range(25)]
+        + [ActualLRP(desired_id="web", index=i, domain="cf-apps", state="UNCLAIMED", since=100.0 + i)
+           for i in range(30)])
+    (group,) = tray_groups()
+    assert group.count == 30 and group.more == 10
+    assert [b.ident for b in group.items] == [f"web.{i}" for i in range(20)]
+    assert all(b.memory_mb == 512 for b in group.items)
