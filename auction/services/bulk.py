@@ -125,6 +125,47 @@ def bulk_set_columns(model: Any, fields: Sequence[str], pks: Sequence[Any],
                 [value for values in chunk for value in values] + params)
 
 
+def _keys_in(conn: Any, key: str, pks: Sequence[Any]) -> tuple[str, list[Any]]:
+    """A condition picking the rows of ``pks`` in one statement, and its parameters:
+    PostgreSQL takes the keys as one array, SQLite as one JSON array read by
+    ``json_each`` (a chunked ``IN`` list cost Django's query building per chunk)."""
+    if conn.vendor == "postgresql":
+        return f"{key} = ANY(%s)", [list(pks)]
+    return f"{key} IN (SELECT value FROM json_each(%s))", [json.dumps(list(pks))]
+
+
+def bulk_read(model: Any, pks: Sequence[Any], fields: Sequence[str], *,
+              for_update: bool = False) -> list[tuple[Any, ...]]:
+    """(pk, *fields) of each row of ``pks`` that exists, in one statement (``FOR UPDATE``
+    where the database has it)."""
+    if not pks:
+        return []
+    conn = connections[router.db_for_write(model)]
+    meta = model._meta
+    quote = conn.ops.quote_name
+    table = quote(meta.db_table)
+    where, params = _keys_in(conn, f"{table}.{quote(meta.pk.column)}", pks)
+    names = ", ".join([quote(meta.pk.column)] + [quote(meta.get_field(f).column) for f in fields])
+    lock = " FOR UPDATE" if for_update and conn.features.has_select_for_update else ""
+    with conn.cursor() as cursor:
+        cursor.execute(f"SELECT {names} FROM {table} WHERE {where}{lock}", params)
+        return [tuple(row) for row in cursor.fetchall()]
+
+
+def bulk_delete(model: Any, pks: Sequence[Any]) -> None:
+    """``DELETE`` the rows of ``pks`` in one statement (no signals, no cascade: for tables
+    nothing refers to by a database constraint)."""
+    if not pks:
+        return
+    conn = connections[router.db_for_write(model)]
+    meta = model._meta
+    quote = conn.ops.quote_name
+    table = quote(meta.db_table)
+    where, params = _keys_in(conn, f"{table}.{quote(meta.pk.column)}", pks)
+    with conn.cursor() as cursor:
+        cursor.execute(f"DELETE FROM {table} WHERE {where}", params)
+
+
 def _set_by_key(conn: Any, table: str, key: str, sets: list[str], params: list[Any], pks: list[Any]) -> None:
     """Every row of ``pks`` to the same values, in one statement: PostgreSQL takes the keys
     as one array, SQLite as one JSON array it reads back with ``json_each``."""

@@ -25,7 +25,7 @@ from auction.bbs.changes import (
 )
 from auction.models import ActualLRP, Task
 from auction.selectors.bbs import model_ports
-from auction.services.bulk import Values, bulk_insert, bulk_set
+from auction.services.bulk import Values, bulk_delete, bulk_insert, bulk_read, bulk_set
 
 # Core field → model field, where they differ.
 _ACTUAL_FIELD = {"process_guid": "desired_id"}
@@ -73,11 +73,8 @@ def _still_same(stored: tuple[str, str, str] | None, before: core.ActualLRP) -> 
 def apply_row_ops(ops: Sequence[RowOp], pk_by_key: dict[core.RowKey, int]) -> list[RowOp]:
     """Apply ``ops``; return the ones applied (skipped ones raced with another writer)."""
     touched = [pk_by_key[op.key] for op in ops if not isinstance(op, RowCreate) and op.key in pk_by_key]
-    stored: dict[int, tuple[str, str, str]] = {}
-    for chunk in _chunks(touched):
-        for pk, state, presence, cell_id in ActualLRP.objects.select_for_update().filter(
-                pk__in=chunk).values_list("id", "state", "presence", "cell_id"):
-            stored[pk] = (state, presence, cell_id)
+    stored = {pk: (state, presence, cell_id) for pk, state, presence, cell_id in
+              bulk_read(ActualLRP, touched, ("state", "presence", "cell_id"), for_update=True)}
     applied: list[RowOp] = []
     deletes: list[int] = []
     updates: dict[tuple[str, ...], list[Values]] = defaultdict(list)
@@ -131,8 +128,7 @@ def apply_task_ops(ops: Sequence[TaskOp], pk_by_guid: dict[str, int]) -> list[Ta
 
 def _write(model: Any, deletes: list[int], updates: dict[tuple[str, ...], list[Any]]) -> None:
     """Deletes by id in chunks, then one bulk update per set of changed fields."""
-    for chunk in _chunks(deletes):
-        model.objects.filter(pk__in=chunk).delete()
+    bulk_delete(model, deletes)
     for fields, objs in updates.items():
         bulk_set(model, objs, list(fields))
 

@@ -51,7 +51,7 @@ from auction.selectors.bbs import (
 )
 from auction.selectors.cells import cell_loads, sim_cell
 from auction.selectors.clock import clock_row
-from auction.services.bulk import Values, bulk_insert, bulk_set, bulk_set_columns
+from auction.services.bulk import Values, bulk_delete, bulk_insert, bulk_set, bulk_set_columns
 from auction.services.callbacks import task_callbacks_request
 from auction.services.counters import counters_add
 from auction.services.events import event_record, event_rows, events_store
@@ -481,8 +481,7 @@ class DbStore:
 
     def _queue(self, change: ChangeSet) -> None:
         if change.queue_remove:
-            for chunk in _chunks(change.queue_remove):
-                PendingWork.objects.filter(pk__in=chunk).delete()
+            bulk_delete(PendingWork, change.queue_remove)
         for guid, keep in change.queue_drop:
             PendingWork.objects.filter(kind="lrp", process_guid=guid, index__gte=keep).delete()
         if change.queue_put:
