@@ -76,7 +76,13 @@ PARTS = ("auction", "convergence", "flood", "happy")
 
 
 def wipe() -> None:
-    for model in (PendingWork, ActualLRP, DesiredLRP, Task, Domain, Cell, Zone):
+    models = (PendingWork, ActualLRP, DesiredLRP, Task, Domain, Cell, Zone)
+    if connection.vendor == "postgresql":
+        # As a fresh cluster is: a DELETE left the last part's 100,000 rows as dead tuples
+        # that the next part's first reads walked (0.2 s of a scale-up's own 3-row read).
+        with connection.cursor() as cursor:
+            cursor.execute("TRUNCATE " + ", ".join(connection.ops.quote_name(m._meta.db_table) for m in models))
+    for model in models:
         model.objects.all().delete()
     # A new world starts at 0, as a scenario load does: a live clock that ran before in
     # this database had left the store advanced past the benchmark's instants.
