@@ -716,24 +716,33 @@ class World:
         list); stale entries are dropped and those of a held cell set aside on the way
         (the one rule of a live start). Within an instant, any order: the starts are
         sorted by instance when they are made."""
-        heap, keys, table = self.rows.starts, self.rows.start_keys, self.rows.table
+        heap, keys = self.rows.starts, self.rows.start_keys
+        live = self._live_start
         while heap:
             at = heap[0]
             due = keys[at]
             while due:
                 guid, index = due[-1]
-                row = table.get((guid, index, core.ORDINARY))
-                if row is None or row.state != core.CLAIMED or row.ready_at != at:
+                row = live(at, guid, index)
+                if row is None:
                     due.pop()
-                    continue
-                if self._held(row.cell_id):
-                    due.pop()
-                    self.held.setdefault(row.cell_id, []).append(("start", (at, guid, index)))
                     continue
                 return at, row
             heapq.heappop(heap)
             del keys[at]
         return None
+
+    def _live_start(self, at: float, guid: str, index: int) -> core.ActualLRP | None:
+        """The row of a start timer when it is live; None when it is stale, or when its
+        cell is held (then set aside, to be looked at again when the cell reports)."""
+        row = self.rows.table.get((guid, index, core.ORDINARY))
+        if row is None or row.state != core.CLAIMED or row.ready_at != at:
+            return None
+        cell = self.cells.get(row.cell_id)
+        if cell is not None and cell.silent:
+            self.held.setdefault(row.cell_id, []).append(("start", (at, guid, index)))
+            return None
+        return row
 
     def _peek_crash(self) -> float | None:
         heap, table = self.rows.crashes, self.rows.table
@@ -773,14 +782,23 @@ class World:
                                              dict[str, SimApp]]:
         rows: list[core.ActualLRP] = []
         seen: set[core.RowKey] = set()  # a set, not a scan: a zone's replacements start together
-        keys, table = self.rows.start_keys, self.rows.table
+        keys, table, live = self.rows.start_keys, self.rows.table, self._live_start
         while (head := self._start_head()) is not None and head[0] <= at:
-            keys[head[0]].pop()
-            row = head[1]
-            key = row.key
-            if key not in seen:
-                seen.add(key)
-                rows.append(row)
+            when, row = head
+            due = keys[when]
+            due.pop()
+            while True:
+                key = row.key
+                if key not in seen:
+                    seen.add(key)
+                    rows.append(row)
+                # The rest of the instant's timers, each checked by the same rule as the
+                # head (an app's instances start together: one heap look per instant).
+                row = None
+                while due and row is None:
+                    row = live(when, *due.pop())
+                if row is None:
+                    break
         # Only the indices that have a copy (most have none): ``instances_start`` reads
         # an absent one as none.
         copies: dict[core.LRPKey, list[core.ActualLRP]] = {}

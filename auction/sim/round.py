@@ -156,7 +156,8 @@ def auction_round(data: RoundInput) -> ChangeSet:
         by_id = dict(zip(map(_cell_id, data.cells), data.cells, strict=True))
     outcomes, unreachable = _commit(result, by_id, data.loads, at)
     result = apply_commits(result, outcomes)
-    by_ident = {item.identifier: item for item in batch}
+    # ``order`` names ``items`` (the batch) one for one: no identifier made again per item.
+    by_ident = dict(zip(result.order, result.items, strict=True))
     _claim(change, result, by_ident, unreachable, data)
     finished = _report_failures(change, result, by_ident, data)
     _carry_over(change, result, by_ident, finished)
@@ -217,10 +218,8 @@ def _claim(change: ChangeSet, result: AuctionResult, by_ident: Mapping[str, Any]
             before = unclaimed[(guid, index)]
             delay = apps[guid].start_delay_s
             tag = before.modification_tag_index + 1
-            after = core.evolve(before, state=core.CLAIMED, cell_id=cell_id,
-                                instance_guid=instance_guid(guid, index, at, tag),
-                                placement_error="", since=at, ready_at=at + delay, crash_at=None,
-                                modification_tag_index=tag)
+            after = _claimed(before, core.CLAIMED, cell_id, instance_guid(guid, index, at, tag),
+                             "", at, at + delay, None, tag)
             lrp_ops.append(RowUpdate(before.key, before, after))
             events += ev.changed(before, after, group=True)
             continue
@@ -233,6 +232,10 @@ def _claim(change: ChangeSet, result: AuctionResult, by_ident: Mapping[str, Any]
         change.events.append(ev.Event(ev.TASK_CHANGED, before=sim_task.task, after=started))
         started_per_cell[cell_id] = started_per_cell.get(cell_id, 0) + 1
     change.counters.update({f"TasksStarted.{c}": n for c, n in started_per_cell.items()})
+
+
+_claimed = core.evolver("state", "cell_id", "instance_guid", "placement_error", "since", "ready_at",
+                        "crash_at", "modification_tag_index")
 
 
 def _report_failures(change: ChangeSet, result: AuctionResult, by_ident: Mapping[str, Any],
