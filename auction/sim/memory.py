@@ -26,6 +26,7 @@ from auction.bbs import types as core
 from auction.bbs.changes import RowCreate, RowDelete, RowUpdate, TaskDelete
 from auction.bbs.collector import collector_paused
 from auction.bbs.convergence import QuietLRPs
+from auction.bbs.lrp_convergence import KnownRows, PlainApps
 from auction.bbs.validation import bbs_message, cell_errors, task_errors
 from auction.engine import AuctionConfig, CellState
 from auction.engine.state import CellColumns
@@ -109,7 +110,7 @@ class RowTable:
     timers in heaps (entries are checked against the row when they come due)."""
 
     __slots__ = ("_added", "_at", "_changed", "_gone", "_listed", "_order", "_rows", "by_cell", "by_guid",
-                 "crashes", "loads", "proxy", "sizes", "stale", "start_keys", "starts")
+                 "crashes", "loads", "proxy", "sizes", "stale", "start_keys", "starts", "written")
 
     def __init__(self, sizes: dict[str, tuple[int, int]], proxy: dict[str, int]) -> None:
         self._rows: dict[core.RowKey, core.ActualLRP] = {}
@@ -137,6 +138,9 @@ class RowTable:
         self._listed: list[core.ActualLRP] | None = None
         self._at: dict[core.RowKey, int] | None = None
         self._changed: set[core.RowKey] = set()
+        # The apps any of whose rows was written, added or removed between the listings
+        # since ``World`` last took a pass's plain apps (``lrp_convergence.PlainApps``).
+        self.written: set[str] = set()
 
     def __getstate__(self) -> tuple[None, dict[str, Any]]:
         """A copy (``World.clone``) leaves the listing behind: it is made again on demand."""
@@ -276,6 +280,9 @@ class RowTable:
         order = self._order
         rows = self._rows
         listed = self._listed
+        written = self.written
+        written.update(key[0] for key in self._changed)
+        written.update(key[0] for key in self._gone)
         if order is None or listed is None or self._added or self._gone:
             if order is None:
                 order = sorted(rows)
@@ -423,6 +430,9 @@ class World:
     # The last pass's LRP half, when it did nothing and waits on no clock (``QuietLRPs``):
     # handed to the next pass with the same rows, while no row was written since.
     lrp_quiet: QuietLRPs | None = field(default=None, compare=False, repr=False)
+    # The last walking pass's plain apps (``PlainApps``): the next pass reads only the rows
+    # of the other apps and of those written since (``RowTable.written``).
+    lrp_plain: PlainApps | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.rows is None:
@@ -442,7 +452,8 @@ class World:
     def __getstate__(self) -> tuple[None, dict[str, Any]]:
         """A copy (``clone``, ``checkpoint``) leaves the quiet LRP half behind: its rows'
         listing is not copied either (``RowTable.__getstate__``), so it could not be used."""
-        return None, {f.name: None if f.name == "lrp_quiet" else getattr(self, f.name) for f in fields(self)}
+        return None, {f.name: None if f.name in ("lrp_quiet", "lrp_plain") else getattr(self, f.name)
+                      for f in fields(self)}
 
     # ------------------------------------------------------------------ building
     def restore_queue(self, items: Iterable[QueuedWork]) -> None:
@@ -857,16 +868,18 @@ class World:
     def convergence_input(self, at: float) -> tuple[core.Snapshot, set[str], set[str], float,
                                                     QuietLRPs | None]:
         quiet = self.lrp_quiet
+        known = None
         if quiet is not None and self.rows.listing_holds():
             actual = quiet.snapshot.actual  # the very list: the rows are the same
         else:
             quiet, actual = None, self.rows.in_key_order()
+            known = KnownRows(self.lrp_plain, self.rows.written)
         snapshot = core.Snapshot(
             now=at, cells=frozenset(c.cell_id for c in self.cells.values() if c.has_presence(at)),
             domains=dict(self.domains),
             desired=self._desired(),
             actual=actual, tasks=[t.task for t in self.tasks.values()],
-            config=self.convergence, ordered=True)
+            config=self.convergence, ordered=True, known=known)
         silent = {c.cell_id for c in self.cells.values() if c.silent}
         otto = {g for g, t in self.tasks.items() if t.placement_mode != "diego"}
         return snapshot, silent, otto, self.convergence_interval_s, quiet
@@ -988,6 +1001,10 @@ class World:
         if change.convergence is not None:
             self.passes.append((at, dict(change.convergence.metrics)))
             self.lrp_quiet = change.convergence.result.quiet
+            plain = change.convergence.result.selection.plain
+            if plain is not self.lrp_plain:  # a pass that read the rows: its plain apps
+                self.lrp_plain = plain
+                self.rows.written = set()
         if change.next_convergence_at is not None:
             self.next_convergence_at = change.next_convergence_at
         self.done_steps.update(change.steps_done)

@@ -147,8 +147,10 @@ def auction_round(data: RoundInput) -> ChangeSet:
     fetch_seconds = time.perf_counter() - started
     items, dropped = _work_items(data)
     batch = order_batch(dedupe(items), data.config.go_compat)
-    kept = {id(item.ref) for item in batch}
-    duplicates = [item.ref for item in items if id(item.ref) not in kept]
+    duplicates: list[QueuedWork] = []
+    if len(batch) != len(items):  # ``dedupe`` only drops: the same length keeps every item
+        kept = {id(item.ref) for item in batch}
+        duplicates = [item.ref for item in items if id(item.ref) not in kept]
     result = schedule(states, batch, data.config, explain=data.explain, ordered=True,
                       holders=data.holders, columns=data.columns)
     by_id = data.cells_by_id
