@@ -38,8 +38,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 from heapq import heapify, heappop, heappush, heapreplace
-from itertools import compress, repeat
-from operator import mul, ne
+from itertools import repeat
+from operator import mul
 
 from .gosort import go_sort_by_key
 from .state import AuctionState, FilterClass
@@ -118,7 +118,7 @@ class KeptHeaps:
     auction; a heap remembers the auction it was last brought up to date for.
     """
 
-    __slots__ = ("_bin", "auction", "heaps", "log", "stamp", "terms", "versions")
+    __slots__ = ("_bin", "auction", "heaps", "log", "stamp", "terms", "versions", "won")
 
     def __init__(self) -> None:
         self.auction = 0
@@ -127,6 +127,9 @@ class KeptHeaps:
         self.stamp: list[int] = []
         self.terms: tuple[object, ...] = ()
         self.versions: list[int] | None = None
+        # The positions that won in the last auction (its state's ``won``): the only ones
+        # whose version moved on during it (``AuctionState.reserve``).
+        self.won: dict[int, list[WorkItem]] = {}
         # The last bin-pack term and what it was made of: (epoch, weight, indices, term).
         self._bin: tuple[int, float, list[int], list[float]] | None = None
 
@@ -153,14 +156,16 @@ class KeptHeaps:
             self.stamp = [0] * n
             self.terms = terms
         else:
-            # Cells that won in the last auction: their entries saw tentative values.
-            dirty |= set(compress(range(n), map(ne, last, self.stamp)))
+            # Cells that won in the last auction: their entries saw tentative values
+            # (their versions moved on; read from its wins, not by a walk of every cell).
+            dirty.update(self.won)
             stamp = self.stamp
             for pos in dirty:
                 stamp[pos] = last[pos] + 1
             self.log.append((self.auction, dirty))
         state.version = self.stamp.copy()
         self.versions = state.version
+        self.won = state.won
 
     def since(self, auction: int) -> set[int] | None:
         """The positions made dirty after ``auction``; None when the log no longer reaches."""

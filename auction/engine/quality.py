@@ -35,7 +35,7 @@ def memory_in_use(cells: Sequence[CellState], columns: CellColumns | None = None
     """``T_mem - A_mem`` per cell, as fetched (the *initial* distribution); read from
     ``columns`` when the caller's ``CellColumns`` hold exactly these cells."""
     if columns is not None and columns.cells == cells:
-        return list(map(sub, columns.t_mem, columns.a_mem))
+        return list(columns.in_use)
     return list(map(sub, map(_total_memory, cells), map(_available_memory, cells)))
 
 

@@ -433,6 +433,11 @@ class World:
     # The last walking pass's plain apps (``PlainApps``): the next pass reads only the rows
     # of the other apps and of those written since (``RowTable.written``).
     lrp_plain: PlainApps | None = field(default=None, compare=False, repr=False)
+    # ``fetched`` with its positions by cell id and its kept states in that order, and the
+    # cells restated since that list was last brought up to date (``_fetched_states``).
+    states_in_order: tuple[list[SimCell], dict[str, int], list[CellState]] | None = field(
+        default=None, compare=False, repr=False)
+    restated: set[str] = field(default_factory=set, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.rows is None:
@@ -619,6 +624,7 @@ class World:
                 add_task(loads[task.cell_id], task.task_guid, sim_task.memory_mb, sim_task.disk_mb)
         for cell_id in changed:
             states[cell_id] = cell_state(self.cells[cell_id], loads[cell_id])
+        self.restated |= changed
         return loads
 
     def _states(self) -> Mapping[str, CellState]:
@@ -913,11 +919,31 @@ class World:
         explain = self.replay_sink is not None and explain_wanted(len(queue), len(self.answering()))
         if self.fetch_order is None:
             self.fetch_order = sorted(self.cells.values(), key=FETCH_ORDER)
+        fetched = self._fetched(at)
+        in_order = self._fetched_states(fetched) if states is self.fetched_states else None
         return RoundInput(at=at, queue=queue, cells=self.fetch_order, loads=self.fetched_loads,
                           apps=self.apps, unclaimed=unclaimed, tasks=self.tasks,
                           config=self.config, cached=self.cached, states=states,
                           holders=self.rows.holders, explain=explain,
-                          columns=self.columns, fetched=self._fetched(at), cells_by_id=self.cells)
+                          columns=self.columns, fetched=fetched, cells_by_id=self.cells,
+                          fetched_states=in_order)
+
+    def _fetched_states(self, fetched: list[SimCell]) -> list[CellState]:
+        """The kept states of ``fetched`` in its order: made again when the answering cells
+        change, else only the cells restated since (``_refetch``) are written in."""
+        kept = self.states_in_order
+        states = self.fetched_states
+        if kept is None or kept[0] is not fetched:
+            in_order = list(map(states.__getitem__, map(_cell_id, fetched)))
+            kept = self.states_in_order = (fetched, {c.cell_id: n for n, c in enumerate(fetched)}, in_order)
+        else:
+            positions, in_order = kept[1], kept[2]
+            for cell_id in self.restated:
+                pos = positions.get(cell_id)
+                if pos is not None:
+                    in_order[pos] = states[cell_id]
+        self.restated.clear()
+        return kept[2]
 
     def _fetched(self, at: float) -> list[SimCell]:
         """``loads.answering`` at ``at``, kept while no cell is put and no presence lapses."""
@@ -1085,6 +1111,7 @@ class World:
 
 
 _app_order = attrgetter("process_guid")
+_cell_id = attrgetter("cell_id")
 #: ``phase`` has no transaction to open: one reusable no-op context for every phase.
 _NO_TRANSACTION = nullcontext()
 

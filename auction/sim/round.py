@@ -82,6 +82,9 @@ class RoundInput:
     fetched: list[SimCell] | None = None
     #: ``cells`` by cell id, when the store keeps them so.
     cells_by_id: Mapping[str, SimCell] | None = None
+    #: The states of ``fetched`` in its order (``states`` read cell by cell), when the
+    #: store keeps that list too: most of 1,000 cells did not change since its last auction.
+    fetched_states: list[CellState] | None = None
 
 
 @dataclass(slots=True)
@@ -138,7 +141,9 @@ def auction_round(data: RoundInput) -> ChangeSet:
     at = data.at
     change = ChangeSet(at)
     fetched = answering(data.cells, at) if data.fetched is None else data.fetched
-    if data.states is not None:
+    if data.fetched_states is not None and data.fetched is not None:
+        states = list(data.fetched_states)
+    elif data.states is not None:
         states = list(map(data.states.__getitem__, map(_cell_id, fetched)))
     else:
         states = [cell_state(c, data.loads[c.cell_id],
