@@ -290,9 +290,8 @@ class DiegoChooser:
             heaps = found[1]
             if dirty:
                 zone_of = self.state.zone_of
-                compatible = set(fc.cells)
                 fresh: dict[str, list[int]] = {}
-                for pos in sorted(dirty & compatible):
+                for pos in sorted(dirty & fc.members):
                     fresh.setdefault(zone_of[pos], []).append(pos)
                 for zone, positions in fresh.items():
                     heap = heaps[zone]
@@ -313,24 +312,22 @@ class DiegoChooser:
         if heaps is None:
             heaps = self._lrp_heaps[(fc.id, mem, disk)] = self._lrp_heaps_for(fc, mem, disk)
         guid = item.process_guid
-        own_key = (fc.id, mem, disk, guid)
-        own = self._guid_heaps.get(own_key)
-        search: Callable[[list[str]], tuple[int, float] | None]
-        if own is not None:
-            def search(group: list[str]) -> tuple[int, float] | None:
-                return self._search_own(group, own, guid, mem, disk)
-        else:
-            def search(group: list[str]) -> tuple[int, float] | None:
-                return self._search_group(group, heaps, guid, mem, disk, fc)
+        # The process's own heaps, if it has them yet (most auctions: no process has).
+        own = self._guid_heaps.get((fc.id, mem, disk, guid)) if self._guid_heaps else None
         zones = fc.zones
         per_zone = self.state.zone_counts_of(guid)
         if not per_zone or len(zones) == 1:
-            return search(zones)
+            if own is not None:
+                return self._search_own(zones, own, guid, mem, disk)
+            return self._search_group(zones, heaps, guid, mem, disk, fc)
         counts = [per_zone.get(z, 0) for z in zones]
         # Walk the groups of equal counts by ascending count; equal zones are pooled.
         for count in sorted(set(counts)):
             group = [z for z, c in zip(zones, counts, strict=True) if c == count]
-            found = search(group)
+            if own is not None:
+                found = self._search_own(group, own, guid, mem, disk)
+            else:
+                found = self._search_group(group, heaps, guid, mem, disk, fc)
             if found is not None:
                 return found
         return None

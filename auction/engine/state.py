@@ -64,7 +64,7 @@ class FilterClass:
     so it is computed once per distinct request.
     """
 
-    __slots__ = ("by_zone", "cells", "error", "id", "zones")
+    __slots__ = ("_members", "by_zone", "cells", "error", "id", "zones")
 
     def __init__(self, ident: int, cells: list[int], by_zone: dict[str, list[int]],
                  error: str | None) -> None:
@@ -73,6 +73,14 @@ class FilterClass:
         self.by_zone = by_zone  # zone -> compatible positions, input order
         self.zones = list(by_zone)  # zones with at least one compatible cell
         self.error = error  # the global filter error when no cell is compatible
+        self._members: frozenset[int] | None = None
+
+    @property
+    def members(self) -> frozenset[int]:
+        """``cells`` as a set, made once: a class lives over many auctions."""
+        if self._members is None:
+            self._members = frozenset(self.cells)
+        return self._members
 
 
 def filter_key(item: WorkItem) -> FilterKey:

@@ -977,8 +977,18 @@ class World:
             self.rows.resize(guid, (0, 0))
         for cell in change.cells_put:
             self._cell_put(cell)
+        rows = self.rows
         for op in change.lrp_ops:
-            self._row_op(op)
+            # Most ops (claims, starts) are updates: tried first, in the loop itself.
+            if isinstance(op, RowUpdate):
+                after = op.after
+                if after.state == core.CLAIMED and op.before.state == core.UNCLAIMED:
+                    self._blob_cached(after)
+                rows.update(op.key, after)
+            elif isinstance(op, RowCreate):
+                rows[op.row.key] = op.row
+            elif isinstance(op, RowDelete):
+                rows.pop(op.key, None)
         if change.tasks_put or change.task_ops:
             self.unfetched.update(self.cells)  # a cell's running tasks: a walk of every task
         for sim_task in change.tasks_put:
@@ -1060,22 +1070,6 @@ class World:
                     self.rows.start_at(*entry)
                 else:
                     heapq.heappush(heaps[kind], entry)
-
-    def _row_op(self, op: Any) -> None:
-        if type(op) is RowUpdate:  # most ops (claims, starts): before the isinstance walk
-            after = op.after
-            if after.state == core.CLAIMED and op.before.state == core.UNCLAIMED:
-                self._blob_cached(after)
-            self.rows.update(op.key, after)
-        elif isinstance(op, RowCreate):
-            self.rows[op.row.key] = op.row
-        elif isinstance(op, RowDelete):
-            self.rows.pop(op.key, None)
-        elif isinstance(op, RowUpdate):
-            after = op.after
-            if after.state == core.CLAIMED and op.before.state == core.UNCLAIMED:
-                self._blob_cached(after)
-            self.rows.update(op.key, after)
 
     def _blob_cached(self, claimed: core.ActualLRP) -> None:
         """The objective strategy's blob cache: every app a cell ever ran."""

@@ -220,7 +220,7 @@ def _claim(change: ChangeSet, result: AuctionResult, by_ident: Mapping[str, Any]
         if cell_id in unreachable:
             continue
         work = by_ident[ident]
-        if isinstance(work, LRPWork):
+        if type(work) is LRPWork:
             guid, index = work.process_guid, work.index
             before = unclaimed[(guid, index)]
             delay = apps[guid].start_delay_s
