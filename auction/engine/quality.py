@@ -55,13 +55,16 @@ def final_memory_in_use(cells: Sequence[CellState], result: AuctionResult,
         position = columns.by_id()[0]
     else:
         position = dict(zip(map(_cell_id, cells), range(len(cells)), strict=True))
+    # A won item stays placed where it won unless its cell's commit rejected it: when as
+    # many are placed as were won, none was (no identifier made per item to look it up).
+    rejected = len(placed) != sum(map(len, result.won.values()))
     for cell_id, work in result.won.items():
         pos = position.get(cell_id)
         if pos is None:
             continue
         proxy = cells[pos].proxy_memory_mb
         for item in work:
-            if placed.get(identifier(item)) == cell_id:
+            if not rejected or placed.get(identifier(item)) == cell_id:
                 overhead = proxy if type(item) is LRPWork else 0
                 in_use[pos] += item.memory_mb + (overhead if result.committed else 0)
     return in_use

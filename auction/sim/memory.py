@@ -207,8 +207,9 @@ class RowTable:
             # A claim: ``pop`` then set, in their order, the same key in and out of the
             # keys added or gone since the last ``in_key_order`` (no change there). The
             # key, and so the process, is the same: only the index by cell moves.
-            self._account(old, -1)
-            _index_key(self.by_cell, old.cell_id, key, False)
+            if old.cell_id:  # an UNCLAIMED row is on no cell: nothing to take back
+                self._account(old, -1)
+                _index_key(self.by_cell, old.cell_id, key, False)
             self._account(row, +1)
             _index_key(self.by_cell, row.cell_id, key, True)
             self._timers(row)

@@ -162,9 +162,10 @@ def instances_start(rows: Sequence[core.ActualLRP], copies: Mapping[core.LRPKey,
             seed, guid, index, tag, at, app.crash_probability, app.crash_after_s)
         after = _started(row, core.RUNNING, at, instance_address(row.cell_id, index),
                          host_ports(app, index), None, crash_at, tag + 1)
-        for copy in copies.get((guid, index), ()):
-            lrp_ops.append(RowDelete(copy.key, copy))
-            events += ev.removed(copy, group=True)
+        if copies:  # most starts have no other copy to delete
+            for copy in copies.get((guid, index), ()):
+                lrp_ops.append(RowDelete(copy.key, copy))
+                events += ev.removed(copy, group=True)
         lrp_ops.append(RowUpdate(row.key, row, after))
         events += ev.changed(row, after, group=True)
         touched.add(row.cell_id)
