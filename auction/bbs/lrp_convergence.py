@@ -282,13 +282,14 @@ def select(snapshot: Snapshot) -> LRPSelection:
 
 
 def _usable(known: KnownRows | None, snapshot: Snapshot) -> PlainApps | None:
-    """The known plain apps when they hold for this snapshot: the same cells and the very
-    same desired LRPs, and the store told which apps were written since."""
+    """The known plain apps when they hold for this snapshot: no cell of theirs gone from C
+    (a cell that joined C makes no row less plain), the very same desired LRPs, and the
+    store told which apps were written since."""
     if known is None or known.plain is None or known.written is None:
         return None
     plain = known.plain
     desired = snapshot.desired
-    if (plain.cells != snapshot.cells or len(plain.desired) != len(desired)
+    if (not plain.cells <= snapshot.cells or len(plain.desired) != len(desired)
             or not all(map(is_, plain.desired, desired))):
         return None
     return plain
