@@ -110,7 +110,7 @@ class RowTable:
     timers in heaps (entries are checked against the row when they come due)."""
 
     __slots__ = ("_added", "_at", "_changed", "_gone", "_listed", "_order", "_rows", "by_cell", "by_guid",
-                 "crashes", "loads", "proxy", "sizes", "stale", "start_keys", "starts", "written")
+                 "copies", "crashes", "loads", "proxy", "sizes", "stale", "start_keys", "starts", "written")
 
     def __init__(self, sizes: dict[str, tuple[int, int]], proxy: dict[str, int]) -> None:
         self._rows: dict[core.RowKey, core.ActualLRP] = {}
@@ -141,6 +141,9 @@ class RowTable:
         # The apps any of whose rows was written, added or removed between the listings
         # since ``World`` last took a pass's plain apps (``lrp_convergence.PlainApps``).
         self.written: set[str] = set()
+        # How many rows are EVACUATING or SUSPECT copies (a key's presence never changes:
+        # counted as keys come and go); without any, a start looks none up.
+        self.copies = 0
 
     def __getstate__(self) -> tuple[None, dict[str, Any]]:
         """A copy (``World.clone``) leaves the listing behind: it is made again on demand."""
@@ -168,10 +171,13 @@ class RowTable:
         if old is not None:
             self._account(old, -1)
             self._index(old, False)
-        elif key in self._gone:
-            self._gone.discard(key)
         else:
-            self._added.add(key)
+            if key[2] != core.ORDINARY:
+                self.copies += 1
+            if key in self._gone:
+                self._gone.discard(key)
+            else:
+                self._added.add(key)
         self._rows[key] = row
         self._changed.add(key)
         self._account(row, +1)
@@ -226,6 +232,8 @@ class RowTable:
 
     def __delitem__(self, key: core.RowKey) -> None:
         row = self._rows.pop(key)
+        if key[2] != core.ORDINARY:
+            self.copies -= 1
         if key in self._added:
             self._added.discard(key)
         else:
@@ -820,7 +828,7 @@ class World:
         # Only the indices that have a copy (most have none): ``instances_start`` reads
         # an absent one as none.
         copies: dict[core.LRPKey, list[core.ActualLRP]] = {}
-        for r in rows:
+        for r in rows if self.rows.copies else ():
             for presence in (core.EVACUATING, core.SUSPECT):
                 if (c := table.get((r.process_guid, r.index, presence))) is not None:
                     copies.setdefault(r.lrp_key, []).append(c)
