@@ -181,11 +181,11 @@ def select(snapshot: Snapshot) -> LRPSelection:
                 if app is not None:
                     # A plain app as it was: its rows, all ORDINARY and none written, are
                     # the next ones of the listing (in key order an app's rows are together).
-                    rows, claimed = app
-                    by_guid[guid] = rows
+                    kept_rows, claimed = app
+                    by_guid[guid] = kept_rows
                     kept_claimed += claimed
-                    kept_running += len(rows) - claimed
-                    at += len(rows) - 1
+                    kept_running += len(kept_rows) - claimed
+                    at += len(kept_rows) - 1
                     continue
                 walked.append(guid)
                 rows_of = by_guid.setdefault(guid, [])

@@ -18,11 +18,11 @@ transaction per phase).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from functools import partial
 from operator import is_not
-from typing import Protocol
+from typing import Protocol, cast
 
 from auction.bbs import types as core
 from auction.bbs.convergence import QuietLRPs
@@ -185,7 +185,7 @@ def _reps(store: Store, at: float) -> None:
 def next_instant(candidates: Iterable[float | None]) -> float | None:
     """The smallest of the due instants that exist."""
     # The first of the smallest, as ``min`` of the list of those present returned it.
-    return min(filter(_present, candidates), default=None)
+    return min(cast("Iterator[float]", filter(_present, candidates)), default=None)
 
 
 _present = partial(is_not, None)

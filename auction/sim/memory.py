@@ -813,18 +813,17 @@ class World:
             when, row = head
             due = keys[when]
             due.pop()
-            while True:
-                key = row.key
+            found: core.ActualLRP | None = row
+            while found is not None:
+                key = found.key
                 if key not in seen:
                     seen.add(key)
-                    rows.append(row)
+                    rows.append(found)
                 # The rest of the instant's timers, each checked by the same rule as the
                 # head (an app's instances start together: one heap look per instant).
-                row = None
-                while due and row is None:
-                    row = live(when, *due.pop())
-                if row is None:
-                    break
+                found = None
+                while due and found is None:
+                    found = live(when, *due.pop())
         # Only the indices that have a copy (most have none): ``instances_start`` reads
         # an absent one as none.
         copies: dict[core.LRPKey, list[core.ActualLRP]] = {}
