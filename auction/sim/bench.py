@@ -73,11 +73,11 @@ wall (12.10 / 12.69 / 13.19 cpu-s), after 10.35 / 11.51 / 12.08 s wall (10.32 / 
 11.46 cpu-s), the whole process 0.85 / 0.89 / 0.91 of the cpu-s before; four more pairs,
 the machine slower, before 12.60 / 13.14 / 14.32 s wall (12.55 / 13.12 / 14.32 cpu-s),
 after 11.85 / 12.29 / 13.24 s wall (11.84 / 12.26 / 13.20 cpu-s), the whole process
-0.92 / 0.95 / 1.01. About a tenth less (5-13 % by set), not yet 10 s. What is left: the crash draw's seeding (bit for bit, about
-6 %), the distribution score (``pow`` over 1,000 cells twice per auction, about 4 %), the
-two mass auctions (100,000 and 33,333 items, about a quarter: a few microseconds of Python
-per item in the engine, the claim and its row write), and the per-instant phases of
-65,572 instants.
+0.92 / 0.95 / 1.01. About a tenth less (5-13 % by set), not yet 10 s. What is left: the
+crash draw's seeding (bit for bit, about 6 %), the distribution score (``pow`` over 1,000
+cells twice per auction, about 4 %), the two mass auctions (100,000 and 33,333 items,
+about a quarter: a few microseconds of Python per item in the engine, the claim and its
+row write), and the phases of each of the 65,572 instants (about 10 us each).
 """
 
 from __future__ import annotations
