@@ -38,8 +38,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 from heapq import heapify, heappop, heappush, heapreplace
-from itertools import compress, repeat
-from operator import mul, ne
+from itertools import repeat
+from operator import mul
 
 from .gosort import go_sort_by_key
 from .state import AuctionState, FilterClass
@@ -118,7 +118,7 @@ class KeptHeaps:
     auction; a heap remembers the auction it was last brought up to date for.
     """
 
-    __slots__ = ("_bin", "auction", "heaps", "log", "stamp", "terms", "versions")
+    __slots__ = ("_bin", "auction", "heaps", "log", "stamp", "terms", "versions", "won")
 
     def __init__(self) -> None:
         self.auction = 0
@@ -127,6 +127,9 @@ class KeptHeaps:
         self.stamp: list[int] = []
         self.terms: tuple[object, ...] = ()
         self.versions: list[int] | None = None
+        # The positions that won in the last auction (its state's ``won``): the only ones
+        # whose version moved on during it (``AuctionState.reserve``).
+        self.won: dict[int, list[WorkItem]] = {}
         # The last bin-pack term and what it was made of: (epoch, weight, indices, term).
         self._bin: tuple[int, float, list[int], list[float]] | None = None
 
@@ -153,14 +156,16 @@ class KeptHeaps:
             self.stamp = [0] * n
             self.terms = terms
         else:
-            # Cells that won in the last auction: their entries saw tentative values.
-            dirty |= set(compress(range(n), map(ne, last, self.stamp)))
+            # Cells that won in the last auction: their entries saw tentative values
+            # (their versions moved on; read from its wins, not by a walk of every cell).
+            dirty.update(self.won)
             stamp = self.stamp
             for pos in dirty:
                 stamp[pos] = last[pos] + 1
             self.log.append((self.auction, dirty))
         state.version = self.stamp.copy()
         self.versions = state.version
+        self.won = state.won
 
     def since(self, auction: int) -> set[int] | None:
         """The positions made dirty after ``auction``; None when the log no longer reaches."""
@@ -285,9 +290,8 @@ class DiegoChooser:
             heaps = found[1]
             if dirty:
                 zone_of = self.state.zone_of
-                compatible = set(fc.cells)
                 fresh: dict[str, list[int]] = {}
-                for pos in sorted(dirty & compatible):
+                for pos in sorted(dirty & fc.members):
                     fresh.setdefault(zone_of[pos], []).append(pos)
                 for zone, positions in fresh.items():
                     heap = heaps[zone]
@@ -308,24 +312,22 @@ class DiegoChooser:
         if heaps is None:
             heaps = self._lrp_heaps[(fc.id, mem, disk)] = self._lrp_heaps_for(fc, mem, disk)
         guid = item.process_guid
-        own_key = (fc.id, mem, disk, guid)
-        own = self._guid_heaps.get(own_key)
-        search: Callable[[list[str]], tuple[int, float] | None]
-        if own is not None:
-            def search(group: list[str]) -> tuple[int, float] | None:
-                return self._search_own(group, own, guid, mem, disk)
-        else:
-            def search(group: list[str]) -> tuple[int, float] | None:
-                return self._search_group(group, heaps, guid, mem, disk, fc)
+        # The process's own heaps, if it has them yet (most auctions: no process has).
+        own = self._guid_heaps.get((fc.id, mem, disk, guid)) if self._guid_heaps else None
         zones = fc.zones
         per_zone = self.state.zone_counts_of(guid)
         if not per_zone or len(zones) == 1:
-            return search(zones)
+            if own is not None:
+                return self._search_own(zones, own, guid, mem, disk)
+            return self._search_group(zones, heaps, guid, mem, disk, fc)
         counts = [per_zone.get(z, 0) for z in zones]
         # Walk the groups of equal counts by ascending count; equal zones are pooled.
         for count in sorted(set(counts)):
             group = [z for z, c in zip(zones, counts, strict=True) if c == count]
-            found = search(group)
+            if own is not None:
+                found = self._search_own(group, own, guid, mem, disk)
+            else:
+                found = self._search_group(group, heaps, guid, mem, disk, fc)
             if found is not None:
                 return found
         return None

@@ -35,7 +35,7 @@ def memory_in_use(cells: Sequence[CellState], columns: CellColumns | None = None
     """``T_mem - A_mem`` per cell, as fetched (the *initial* distribution); read from
     ``columns`` when the caller's ``CellColumns`` hold exactly these cells."""
     if columns is not None and columns.cells == cells:
-        return list(map(sub, columns.t_mem, columns.a_mem))
+        return list(columns.in_use)
     return list(map(sub, map(_total_memory, cells), map(_available_memory, cells)))
 
 
@@ -55,13 +55,16 @@ def final_memory_in_use(cells: Sequence[CellState], result: AuctionResult,
         position = columns.by_id()[0]
     else:
         position = dict(zip(map(_cell_id, cells), range(len(cells)), strict=True))
+    # A won item stays placed where it won unless its cell's commit rejected it: when as
+    # many are placed as were won, none was (no identifier made per item to look it up).
+    rejected = len(placed) != sum(map(len, result.won.values()))
     for cell_id, work in result.won.items():
         pos = position.get(cell_id)
         if pos is None:
             continue
         proxy = cells[pos].proxy_memory_mb
         for item in work:
-            if placed.get(identifier(item)) == cell_id:
+            if not rejected or placed.get(identifier(item)) == cell_id:
                 overhead = proxy if type(item) is LRPWork else 0
                 in_use[pos] += item.memory_mb + (overhead if result.committed else 0)
     return in_use

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from itertools import compress
-from operator import attrgetter, is_not, methodcaller
+from operator import attrgetter, is_not, methodcaller, sub
 
 from .filters import (
     ALL_PROBLEMS,
@@ -64,7 +64,7 @@ class FilterClass:
     so it is computed once per distinct request.
     """
 
-    __slots__ = ("by_zone", "cells", "error", "id", "zones")
+    __slots__ = ("_members", "by_zone", "cells", "error", "id", "zones")
 
     def __init__(self, ident: int, cells: list[int], by_zone: dict[str, list[int]],
                  error: str | None) -> None:
@@ -73,6 +73,14 @@ class FilterClass:
         self.by_zone = by_zone  # zone -> compatible positions, input order
         self.zones = list(by_zone)  # zones with at least one compatible cell
         self.error = error  # the global filter error when no cell is compatible
+        self._members: frozenset[int] | None = None
+
+    @property
+    def members(self) -> frozenset[int]:
+        """``cells`` as a set, made once: a class lives over many auctions."""
+        if self._members is None:
+            self._members = frozenset(self.cells)
+        return self._members
 
 
 def filter_key(item: WorkItem) -> FilterKey:
@@ -95,8 +103,8 @@ class CellColumns:
     """
 
     __slots__ = ("_by_id", "a_cont", "a_disk", "a_mem", "cell_ids", "cells", "classes", "dirty",
-                 "epoch", "index", "kept", "kinds", "lrp_counts", "n_tasks", "proxy", "starting",
-                 "t_cont", "t_disk", "t_mem", "zone_of", "zones")
+                 "epoch", "in_use", "index", "kept", "kinds", "lrp_counts", "n_tasks", "proxy",
+                 "starting", "t_cont", "t_disk", "t_mem", "zone_of", "zones")
 
     def __init__(self, cells: Sequence[CellState] = ()) -> None:
         self.cells: list[CellState] = []
@@ -123,6 +131,9 @@ class CellColumns:
         self.t_mem: list[int] = list(map(_memory, total))
         self.t_disk: list[int] = list(map(_disk, total))
         self.t_cont: list[int] = list(map(_containers, total))
+        # Memory in use as fetched (``quality.memory_in_use``), kept with the two columns
+        # it is made of: an auction of one restart read it anew from 1,000 cells.
+        self.in_use: list[int] = list(map(sub, self.t_mem, self.a_mem))
         self.proxy: list[int] = list(map(_proxy, cells))
         self.index: list[int] = list(map(_index, cells))
         self.n_tasks: list[int] = list(map(len, map(_tasks, cells)))
@@ -168,6 +179,7 @@ class CellColumns:
             self.t_mem[pos] = cell.total.memory_mb
             self.t_disk[pos] = cell.total.disk_mb
             self.t_cont[pos] = cell.total.containers
+            self.in_use[pos] = cell.total.memory_mb - cell.available.memory_mb
             self.proxy[pos] = cell.proxy_memory_mb
             self.index[pos] = cell.index
             self.n_tasks[pos] = len(cell.tasks)

@@ -54,6 +54,30 @@ seeding of the Mersenne Twister (5 us a start, about 6 % of the run, bit for bit
 the convergence passes' walk of every row (nine of twenty passes read 100,000 rows),
 the distribution score over every cell twice per auction (``pow`` per cell: ``x * x``
 could round differently), and a few microseconds of Python per claim and per start.
+
+Then a fifth round (issue 14 point 5), every answer bit for bit the same (the log, passes,
+rows, timeline, counters, auction records and stats of several worlds, a clone and two
+plans, and of this run, hashed before and after): a convergence pass takes the apps the
+last pass found plain (every row ORDINARY, CLAIMED or RUNNING on a cell of C, as many rows
+as instances) as they were while none of their rows was written and no cell of theirs left
+C (``lrp_convergence.PlainApps``; the world says which apps were written), so a pass with
+a few hundred rows written since reads those apps' rows, not 100,000; the small auctions
+(2,772 of the 2,774, one restart each) read their states in fetch order from a list the
+world keeps, memory in use from a column, and the last auction's wins instead of every
+cell's version; claims and starts make their rows with an ``evolver`` (no keyword walk);
+due starts drain an instant's timers in one go; the round makes no identifier twice.
+Measured with ``farm-bench`` pairing it with the code before it, run for run, on the
+shared 2-core machine at a load average of 1-2 (another engineer's benchmarks beside it),
+the figures this prints (min / median / max): five pairs, before 12.65 / 13.07 / 13.33 s
+wall (12.10 / 12.69 / 13.19 cpu-s), after 10.35 / 11.51 / 12.08 s wall (10.32 / 10.99 /
+11.46 cpu-s), the whole process 0.85 / 0.89 / 0.91 of the cpu-s before; four more pairs,
+the machine slower, before 12.60 / 13.14 / 14.32 s wall (12.55 / 13.12 / 14.32 cpu-s),
+after 11.85 / 12.29 / 13.24 s wall (11.84 / 12.26 / 13.20 cpu-s), the whole process
+0.92 / 0.95 / 1.01. About a tenth less (5-13 % by set), not yet 10 s. What is left: the
+crash draw's seeding (bit for bit, about 6 %), the distribution score (``pow`` over 1,000
+cells twice per auction, about 4 %), the two mass auctions (100,000 and 33,333 items,
+about a quarter: a few microseconds of Python per item in the engine, the claim and its
+row write), and the phases of each of the 65,572 instants (about 10 us each).
 """
 
 from __future__ import annotations

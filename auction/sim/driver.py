@@ -18,9 +18,11 @@ transaction per phase).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
-from typing import Protocol
+from functools import partial
+from operator import is_not
+from typing import Protocol, cast
 
 from auction.bbs import types as core
 from auction.bbs.convergence import QuietLRPs
@@ -217,5 +219,8 @@ def _reps(store: Store, at: float) -> None:
 
 def next_instant(candidates: Iterable[float | None]) -> float | None:
     """The smallest of the due instants that exist."""
-    present = [c for c in candidates if c is not None]
-    return min(present) if present else None
+    # The first of the smallest, as ``min`` of the list of those present returned it.
+    return min(cast("Iterator[float]", filter(_present, candidates)), default=None)
+
+
+_present = partial(is_not, None)

@@ -26,6 +26,7 @@ from auction.bbs import types as core
 from auction.bbs.changes import RowCreate, RowDelete, RowUpdate, TaskDelete
 from auction.bbs.collector import collector_paused
 from auction.bbs.convergence import QuietLRPs
+from auction.bbs.lrp_convergence import KnownRows, PlainApps
 from auction.bbs.validation import bbs_message, cell_errors, task_errors
 from auction.engine import AuctionConfig, CellState
 from auction.engine.state import CellColumns
@@ -109,7 +110,7 @@ class RowTable:
     timers in heaps (entries are checked against the row when they come due)."""
 
     __slots__ = ("_added", "_at", "_changed", "_gone", "_listed", "_order", "_rows", "by_cell", "by_guid",
-                 "crashes", "loads", "proxy", "sizes", "stale", "start_keys", "starts")
+                 "copies", "crashes", "loads", "proxy", "sizes", "stale", "start_keys", "starts", "written")
 
     def __init__(self, sizes: dict[str, tuple[int, int]], proxy: dict[str, int]) -> None:
         self._rows: dict[core.RowKey, core.ActualLRP] = {}
@@ -137,6 +138,12 @@ class RowTable:
         self._listed: list[core.ActualLRP] | None = None
         self._at: dict[core.RowKey, int] | None = None
         self._changed: set[core.RowKey] = set()
+        # The apps any of whose rows was written, added or removed between the listings
+        # since ``World`` last took a pass's plain apps (``lrp_convergence.PlainApps``).
+        self.written: set[str] = set()
+        # How many rows are EVACUATING or SUSPECT copies (a key's presence never changes:
+        # counted as keys come and go); without any, a start looks none up.
+        self.copies = 0
 
     def __getstate__(self) -> tuple[None, dict[str, Any]]:
         """A copy (``World.clone``) leaves the listing behind: it is made again on demand."""
@@ -164,10 +171,13 @@ class RowTable:
         if old is not None:
             self._account(old, -1)
             self._index(old, False)
-        elif key in self._gone:
-            self._gone.discard(key)
         else:
-            self._added.add(key)
+            if key[2] != core.ORDINARY:
+                self.copies += 1
+            if key in self._gone:
+                self._gone.discard(key)
+            else:
+                self._added.add(key)
         self._rows[key] = row
         self._changed.add(key)
         self._account(row, +1)
@@ -203,8 +213,9 @@ class RowTable:
             # A claim: ``pop`` then set, in their order, the same key in and out of the
             # keys added or gone since the last ``in_key_order`` (no change there). The
             # key, and so the process, is the same: only the index by cell moves.
-            self._account(old, -1)
-            _index_key(self.by_cell, old.cell_id, key, False)
+            if old.cell_id:  # an UNCLAIMED row is on no cell: nothing to take back
+                self._account(old, -1)
+                _index_key(self.by_cell, old.cell_id, key, False)
             self._account(row, +1)
             _index_key(self.by_cell, row.cell_id, key, True)
             self._timers(row)
@@ -221,6 +232,8 @@ class RowTable:
 
     def __delitem__(self, key: core.RowKey) -> None:
         row = self._rows.pop(key)
+        if key[2] != core.ORDINARY:
+            self.copies -= 1
         if key in self._added:
             self._added.discard(key)
         else:
@@ -276,6 +289,9 @@ class RowTable:
         order = self._order
         rows = self._rows
         listed = self._listed
+        written = self.written
+        written.update(key[0] for key in self._changed)
+        written.update(key[0] for key in self._gone)
         if order is None or listed is None or self._added or self._gone:
             if order is None:
                 order = sorted(rows)
@@ -423,6 +439,14 @@ class World:
     # The last pass's LRP half, when it did nothing and waits on no clock (``QuietLRPs``):
     # handed to the next pass with the same rows, while no row was written since.
     lrp_quiet: QuietLRPs | None = field(default=None, compare=False, repr=False)
+    # The last walking pass's plain apps (``PlainApps``): the next pass reads only the rows
+    # of the other apps and of those written since (``RowTable.written``).
+    lrp_plain: PlainApps | None = field(default=None, compare=False, repr=False)
+    # ``fetched`` with its positions by cell id and its kept states in that order, and the
+    # cells restated since that list was last brought up to date (``_fetched_states``).
+    states_in_order: tuple[list[SimCell], dict[str, int], list[CellState]] | None = field(
+        default=None, compare=False, repr=False)
+    restated: set[str] = field(default_factory=set, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.rows is None:
@@ -442,7 +466,8 @@ class World:
     def __getstate__(self) -> tuple[None, dict[str, Any]]:
         """A copy (``clone``, ``checkpoint``) leaves the quiet LRP half behind: its rows'
         listing is not copied either (``RowTable.__getstate__``), so it could not be used."""
-        return None, {f.name: None if f.name == "lrp_quiet" else getattr(self, f.name) for f in fields(self)}
+        return None, {f.name: None if f.name in ("lrp_quiet", "lrp_plain") else getattr(self, f.name)
+                      for f in fields(self)}
 
     # ------------------------------------------------------------------ building
     def restore_queue(self, items: Iterable[QueuedWork]) -> None:
@@ -608,6 +633,7 @@ class World:
                 add_task(loads[task.cell_id], task.task_guid, sim_task.memory_mb, sim_task.disk_mb)
         for cell_id in changed:
             states[cell_id] = cell_state(self.cells[cell_id], loads[cell_id])
+        self.restated |= changed
         return loads
 
     def _states(self) -> Mapping[str, CellState]:
@@ -716,24 +742,33 @@ class World:
         list); stale entries are dropped and those of a held cell set aside on the way
         (the one rule of a live start). Within an instant, any order: the starts are
         sorted by instance when they are made."""
-        heap, keys, table = self.rows.starts, self.rows.start_keys, self.rows.table
+        heap, keys = self.rows.starts, self.rows.start_keys
+        live = self._live_start
         while heap:
             at = heap[0]
             due = keys[at]
             while due:
                 guid, index = due[-1]
-                row = table.get((guid, index, core.ORDINARY))
-                if row is None or row.state != core.CLAIMED or row.ready_at != at:
+                row = live(at, guid, index)
+                if row is None:
                     due.pop()
-                    continue
-                if self._held(row.cell_id):
-                    due.pop()
-                    self.held.setdefault(row.cell_id, []).append(("start", (at, guid, index)))
                     continue
                 return at, row
             heapq.heappop(heap)
             del keys[at]
         return None
+
+    def _live_start(self, at: float, guid: str, index: int) -> core.ActualLRP | None:
+        """The row of a start timer when it is live; None when it is stale, or when its
+        cell is held (then set aside, to be looked at again when the cell reports)."""
+        row = self.rows.table.get((guid, index, core.ORDINARY))
+        if row is None or row.state != core.CLAIMED or row.ready_at != at:
+            return None
+        cell = self.cells.get(row.cell_id)
+        if cell is not None and cell.silent:
+            self.held.setdefault(row.cell_id, []).append(("start", (at, guid, index)))
+            return None
+        return row
 
     def _peek_crash(self) -> float | None:
         heap, table = self.rows.crashes, self.rows.table
@@ -773,18 +808,26 @@ class World:
                                              dict[str, SimApp]]:
         rows: list[core.ActualLRP] = []
         seen: set[core.RowKey] = set()  # a set, not a scan: a zone's replacements start together
-        keys, table = self.rows.start_keys, self.rows.table
+        keys, table, live = self.rows.start_keys, self.rows.table, self._live_start
         while (head := self._start_head()) is not None and head[0] <= at:
-            keys[head[0]].pop()
-            row = head[1]
-            key = row.key
-            if key not in seen:
-                seen.add(key)
-                rows.append(row)
+            when, row = head
+            due = keys[when]
+            due.pop()
+            found: core.ActualLRP | None = row
+            while found is not None:
+                key = found.key
+                if key not in seen:
+                    seen.add(key)
+                    rows.append(found)
+                # The rest of the instant's timers, each checked by the same rule as the
+                # head (an app's instances start together: one heap look per instant).
+                found = None
+                while due and found is None:
+                    found = live(when, *due.pop())
         # Only the indices that have a copy (most have none): ``instances_start`` reads
         # an absent one as none.
         copies: dict[core.LRPKey, list[core.ActualLRP]] = {}
-        for r in rows:
+        for r in rows if self.rows.copies else ():
             for presence in (core.EVACUATING, core.SUSPECT):
                 if (c := table.get((r.process_guid, r.index, presence))) is not None:
                     copies.setdefault(r.lrp_key, []).append(c)
@@ -839,16 +882,18 @@ class World:
     def convergence_input(self, at: float) -> tuple[core.Snapshot, set[str], set[str], float,
                                                     QuietLRPs | None]:
         quiet = self.lrp_quiet
+        known = None
         if quiet is not None and self.rows.listing_holds():
             actual = quiet.snapshot.actual  # the very list: the rows are the same
         else:
             quiet, actual = None, self.rows.in_key_order()
+            known = KnownRows(self.lrp_plain, self.rows.written)
         snapshot = core.Snapshot(
             now=at, cells=frozenset(c.cell_id for c in self.cells.values() if c.has_presence(at)),
             domains=dict(self.domains),
             desired=self._desired(),
             actual=actual, tasks=[t.task for t in self.tasks.values()],
-            config=self.convergence, ordered=True)
+            config=self.convergence, ordered=True, known=known)
         silent = {c.cell_id for c in self.cells.values() if c.silent}
         otto = {g for g, t in self.tasks.items() if t.placement_mode != "diego"}
         return snapshot, silent, otto, self.convergence_interval_s, quiet
@@ -882,11 +927,31 @@ class World:
         explain = self.replay_sink is not None and explain_wanted(len(queue), len(self.answering()))
         if self.fetch_order is None:
             self.fetch_order = sorted(self.cells.values(), key=FETCH_ORDER)
+        fetched = self._fetched(at)
+        in_order = self._fetched_states(fetched) if states is self.fetched_states else None
         return RoundInput(at=at, queue=queue, cells=self.fetch_order, loads=self.fetched_loads,
                           apps=self.apps, unclaimed=unclaimed, tasks=self.tasks,
                           config=self.config, cached=self.cached, states=states,
                           holders=self.rows.holders, explain=explain,
-                          columns=self.columns, fetched=self._fetched(at), cells_by_id=self.cells)
+                          columns=self.columns, fetched=fetched, cells_by_id=self.cells,
+                          fetched_states=in_order)
+
+    def _fetched_states(self, fetched: list[SimCell]) -> list[CellState]:
+        """The kept states of ``fetched`` in its order: made again when the answering cells
+        change, else only the cells restated since (``_refetch``) are written in."""
+        kept = self.states_in_order
+        states = self.fetched_states
+        if kept is None or kept[0] is not fetched:
+            in_order = list(map(states.__getitem__, map(_cell_id, fetched)))
+            kept = self.states_in_order = (fetched, {c.cell_id: n for n, c in enumerate(fetched)}, in_order)
+        else:
+            positions, in_order = kept[1], kept[2]
+            for cell_id in self.restated:
+                pos = positions.get(cell_id)
+                if pos is not None:
+                    in_order[pos] = states[cell_id]
+        self.restated.clear()
+        return kept[2]
 
     def _fetched(self, at: float) -> list[SimCell]:
         """``loads.answering`` at ``at``, kept while no cell is put and no presence lapses."""
@@ -929,8 +994,18 @@ class World:
             self.rows.resize(guid, (0, 0))
         for cell in change.cells_put:
             self._cell_put(cell)
+        rows = self.rows
         for op in change.lrp_ops:
-            self._row_op(op)
+            # Most ops (claims, starts) are updates: tried first, in the loop itself.
+            if isinstance(op, RowUpdate):
+                after = op.after
+                if after.state == core.CLAIMED and op.before.state == core.UNCLAIMED:
+                    self._blob_cached(after)
+                rows.update(op.key, after)
+            elif isinstance(op, RowCreate):
+                rows[op.row.key] = op.row
+            elif isinstance(op, RowDelete):
+                rows.pop(op.key, None)
         if change.tasks_put or change.task_ops:
             self.unfetched.update(self.cells)  # a cell's running tasks: a walk of every task
         for sim_task in change.tasks_put:
@@ -979,6 +1054,10 @@ class World:
         if change.convergence is not None:
             self.passes.append((at, dict(change.convergence.metrics)))
             self.lrp_quiet = change.convergence.result.quiet
+            plain = change.convergence.result.selection.plain
+            if plain is not self.lrp_plain:  # a pass that read the rows: its plain apps
+                self.lrp_plain = plain
+                self.rows.written = set()
         if change.next_convergence_at is not None:
             self.next_convergence_at = change.next_convergence_at
         self.done_steps.update(change.steps_done)
@@ -1008,22 +1087,6 @@ class World:
                     self.rows.start_at(*entry)
                 else:
                     heapq.heappush(heaps[kind], entry)
-
-    def _row_op(self, op: Any) -> None:
-        if type(op) is RowUpdate:  # most ops (claims, starts): before the isinstance walk
-            after = op.after
-            if after.state == core.CLAIMED and op.before.state == core.UNCLAIMED:
-                self._blob_cached(after)
-            self.rows.update(op.key, after)
-        elif isinstance(op, RowCreate):
-            self.rows[op.row.key] = op.row
-        elif isinstance(op, RowDelete):
-            self.rows.pop(op.key, None)
-        elif isinstance(op, RowUpdate):
-            after = op.after
-            if after.state == core.CLAIMED and op.before.state == core.UNCLAIMED:
-                self._blob_cached(after)
-            self.rows.update(op.key, after)
 
     def _blob_cached(self, claimed: core.ActualLRP) -> None:
         """The objective strategy's blob cache: every app a cell ever ran."""
@@ -1059,6 +1122,7 @@ class World:
 
 
 _app_order = attrgetter("process_guid")
+_cell_id = attrgetter("cell_id")
 #: ``phase`` has no transaction to open: one reusable no-op context for every phase.
 _NO_TRANSACTION = nullcontext()
 

@@ -26,7 +26,6 @@ from auction.engine import (
     distribution_score,
     failure_summary,
     final_memory_in_use,
-    identifier,
     memory_in_use,
     spread,
     wait_times,
@@ -136,14 +135,18 @@ _zone = attrgetter("zone")
 def _skew_of(counts: dict[str, Counter[str]], zones: list[str], zone_of: Mapping[str, str],
              result: AuctionResult) -> ZoneSkew:
     """The fetched counts plus this auction's placements, as ``ZoneSkew``."""
-    for item in result.items:
-        cell_id = result.placements.get(identifier(item))
+    placed = result.placements
+    # ``order`` names ``items`` one for one (``AuctionResult``): no identifier made per item.
+    for ident, item in zip(result.order, result.items, strict=True):
+        cell_id = placed.get(ident)
         if cell_id is not None and type(item) is LRPWork:
             per_zone = counts.get(item.process_guid)
             if per_zone is None:  # not ``setdefault``: a Counter made per item otherwise
                 per_zone = counts[item.process_guid] = Counter()
             per_zone[zone_of[cell_id]] += 1
-    per_app = {g: max(c[z] for z in zones) - min(c[z] for z in zones) for g, c in sorted(counts.items())}
+    # Each app's zone counts read in C (a Counter answers 0 for a zone it lacks).
+    per_app = {g: max(map(c.__getitem__, zones)) - min(map(c.__getitem__, zones))
+               for g, c in sorted(counts.items())}
     worst = max(per_app, key=lambda g: per_app[g], default=None)
     return ZoneSkew(per_app, worst, per_app[worst] if worst else 0, sum(1 for v in per_app.values() if v > 1))
 

@@ -160,13 +160,12 @@ def instances_start(rows: Sequence[core.ActualLRP], copies: Mapping[core.LRPKey,
         app = apps.get(guid)
         crash_at = None if app is None else crash_time(
             seed, guid, index, tag, at, app.crash_probability, app.crash_after_s)
-        after = core.evolve(row, state=core.RUNNING, since=at,
-                            address=instance_address(row.cell_id, index),
-                            ports=host_ports(app, index), ready_at=None, crash_at=crash_at,
-                            modification_tag_index=tag + 1)
-        for copy in copies.get((guid, index), ()):
-            lrp_ops.append(RowDelete(copy.key, copy))
-            events += ev.removed(copy, group=True)
+        after = _started(row, core.RUNNING, at, instance_address(row.cell_id, index),
+                         host_ports(app, index), None, crash_at, tag + 1)
+        if copies:  # most starts have no other copy to delete
+            for copy in copies.get((guid, index), ()):
+                lrp_ops.append(RowDelete(copy.key, copy))
+                events += ev.removed(copy, group=True)
         lrp_ops.append(RowUpdate(row.key, row, after))
         events += ev.changed(row, after, group=True)
         touched.add(row.cell_id)
@@ -174,6 +173,8 @@ def instances_start(rows: Sequence[core.ActualLRP], copies: Mapping[core.LRPKey,
 
 
 _instance_order = attrgetter("process_guid", "index")
+_started = core.evolver("state", "since", "address", "ports", "ready_at", "crash_at",
+                        "modification_tag_index")
 
 
 def crash_report(change: ChangeSet, row: core.ActualLRP, at: float, *,

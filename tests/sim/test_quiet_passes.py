@@ -110,3 +110,30 @@ def test_a_zone_failure_plan_answers_as_without_quiet_passes(
     walks.clear()
     assert plan() == quiet
     assert quiet_walks < len(walks) / 3, (quiet_walks, len(walks))
+
+
+def test_plain_apps_answer_as_every_row_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """bbs.md 4.5: a pass that takes the last pass's plain apps as they were answers as one
+    that reads every row; a zone lost and back, crashes, a scale, a clone mid-run."""
+    from auction.bbs import lrp_convergence
+    from auction.sim.bench import build
+
+    def crashing() -> World:
+        world = build(30, seed=4, per_cell=6)
+        world.schedule_action(400, "scale", process_guid="app-00002", instances=7)
+        return world
+
+    used: list[float] = []
+    real = lrp_convergence._usable
+
+    def counted(known: Any, snapshot: core.Snapshot) -> Any:
+        plain = real(known, snapshot)
+        if plain is not None:
+            used.append(snapshot.now)
+        return plain
+
+    monkeypatch.setattr(lrp_convergence, "_usable", counted)
+    kept = [run(settling_world()), run(crashing())]
+    assert used  # some passes took plain apps
+    monkeypatch.setattr(lrp_convergence, "_usable", lambda known, snapshot: None)
+    assert [run(settling_world()), run(crashing())] == kept
