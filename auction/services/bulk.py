@@ -130,6 +130,9 @@ def _keys_in(conn: Any, key: str, pks: Sequence[Any]) -> tuple[str, list[Any]]:
     PostgreSQL takes the keys as one array, SQLite as one JSON array read by
     ``json_each`` (a chunked ``IN`` list cost Django's query building per chunk)."""
     if conn.vendor == "postgresql":
+        if all(type(pk) is int for pk in pks):
+            # One text literal: adapting a list of 100,000 ints cost psycopg 0.13 s a call.
+            return f"{key} = ANY(%s::bigint[])", ["{" + ",".join(map(str, pks)) + "}"]
         return f"{key} = ANY(%s)", [list(pks)]
     return f"{key} IN (SELECT value FROM json_each(%s))", [json.dumps(list(pks))]
 
@@ -170,11 +173,9 @@ def _set_by_key(conn: Any, table: str, key: str, sets: list[str], params: list[A
     """Every row of ``pks`` to the same values, in one statement: PostgreSQL takes the keys
     as one array, SQLite as one JSON array it reads back with ``json_each``."""
     with conn.cursor() as cursor:
-        if conn.vendor == "postgresql":
-            cursor.execute(f"UPDATE {table} SET {', '.join(sets)} WHERE {key} = ANY(%s)", [*params, pks])
-        elif conn.vendor == "sqlite":
-            cursor.execute(f"UPDATE {table} SET {', '.join(sets)} "
-                           f"WHERE {key} IN (SELECT value FROM json_each(%s))", [*params, json.dumps(pks)])
+        if conn.vendor in ("postgresql", "sqlite"):
+            where, keys = _keys_in(conn, key, pks)
+            cursor.execute(f"UPDATE {table} SET {', '.join(sets)} WHERE {where}", [*params, *keys])
         else:
             for start in range(0, len(pks), BATCH):
                 chunk = pks[start:start + BATCH]
