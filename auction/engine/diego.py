@@ -210,6 +210,10 @@ class DiegoChooser:
             self._kept = kept
         # Entries older than a position's stamp were made before the cell last changed.
         self._base = self._kept.stamp if self._kept is not None else [0] * len(state.version)
+        # The last LRP item that found no cell, and the state's win count then: the same
+        # process and size in the same filter class finds none again until a win changes
+        # the state (a flood's 100,000 unplaceable instances, one walk instead of each).
+        self._no_cell: tuple[tuple[int, int, int, str], int] | None = None
 
     def choose(self, item: WorkItem, fc: FilterClass) -> tuple[int, float] | None:
         if type(item) is LRPWork:
@@ -308,6 +312,15 @@ class DiegoChooser:
     def _choose_lrp(self, item: LRPWork, fc: FilterClass) -> tuple[int, float] | None:
         mem = item.memory_mb
         disk = item.disk_mb
+        asked = (fc.id, mem, disk, item.process_guid)
+        if self._no_cell is not None and self._no_cell == (asked, self.state.wins):
+            return None
+        found = self._walk_lrp(item, fc, mem, disk)
+        if found is None:
+            self._no_cell = (asked, self.state.wins)
+        return found
+
+    def _walk_lrp(self, item: LRPWork, fc: FilterClass, mem: int, disk: int) -> tuple[int, float] | None:
         heaps = self._lrp_heaps.get((fc.id, mem, disk))
         if heaps is None:
             heaps = self._lrp_heaps[(fc.id, mem, disk)] = self._lrp_heaps_for(fc, mem, disk)

@@ -71,3 +71,27 @@ def test_full_cells_fail_identically_auction_md_6_4():
         c["total"] = {"memory_mb": 1000, "disk_mb": 3000, "containers": 12}
     out = _engine(doc)
     assert out["failures"] and out == oracle_run(doc)
+
+
+def test_a_flood_of_one_process_beside_others_that_still_fit_matches_oracle_auction_md_4_2():
+    """auction.md 4.2: once an instance of a process finds no cell, the chooser answers the
+    next of the same process and size without a walk until a win changes the state; a
+    smaller process ordered between them still gets its cell, and every error is the
+    oracle's."""
+    placed_after_a_failure = 0
+    for seed in range(40_000, 40_060):
+        rng = random.Random(seed)
+        cells = [{"cell_id": f"c{i}", "zone": f"z{i % 3}", "index": i,
+                  "total": {"memory_mb": rng.choice([1000, 2000]), "disk_mb": 4000, "containers": 40}}
+                 for i in range(rng.randint(2, 6))]
+        lrps = ([{"process_guid": "flood", "index": i, "memory_mb": 400, "disk_mb": 10}
+                 for i in range(rng.randint(20, 60))]
+                + [{"process_guid": f"small{j}", "index": rng.randint(0, 70),
+                    "memory_mb": rng.choice([50, 100, 500]), "disk_mb": 10} for j in range(rng.randint(1, 8))])
+        doc = {"cells": cells, "lrps": lrps, "tasks": []}
+        got = _engine(doc)
+        assert got == oracle_run(doc), f"seed {seed}"
+        first_failure = next((n for n, ident in enumerate(got["order"]) if ident in got["failures"]), None)
+        placed_after_a_failure += first_failure is not None and any(
+            ident in got["placements"] for ident in got["order"][first_failure:])
+    assert placed_after_a_failure > 10  # the case the answer without a walk must not swallow
