@@ -1042,7 +1042,7 @@ class World:
             self.queue, self.new_work = dict(self.queue), dict(self.new_work)
         for q in change.queue_add:
             self.seq += 1
-            self.queue[self.seq] = replace(q, seq=self.seq)
+            self.queue[self.seq] = q.numbered(self.seq)
             self._new_work_add(self.seq, q.queued_at)
         if self.record_log:
             self.log += _entries(at, change.events)

@@ -123,6 +123,12 @@ class QueuedWork:
         """Carried items first in their previous order, then new ones by arrival (1.4)."""
         return (not self.carried, self.batch_position, self.seq)
 
+    def numbered(self, seq: int) -> QueuedWork:
+        """This item under its arrival number (``dataclasses.replace`` took five times as
+        long, and a real-size run queues 136,000 items)."""
+        return QueuedWork(seq, self.kind, self.process_guid, self.index, self.task_guid, self.queued_at,
+                          self.reason, self.carried, self.batch_position, self.attempts, self.last_error)
+
 
 def app_from_spec(spec: dict[str, Any]) -> SimApp:
     """A SimApp from a scenario's or a request's fields (unknown members ignored)."""

@@ -175,3 +175,17 @@ def test_a_rep_reserves_memory_plus_proxy_and_nothing_for_0_mb_auction_md_7() ->
     (state,) = world.cell_states()
     assert state.available.memory_mb == 1000 - (256 + 32)
     assert (state.available.disk_mb, state.available.containers) == (850, 8)
+
+
+def test_a_queued_item_numbered_keeps_every_field_auction_md_1_4() -> None:
+    """auction.md 1.4: the world numbers each arrival; every other field of the request
+    stays as it was (a field added to QueuedWork and forgotten here fails this)."""
+    from dataclasses import fields, replace
+
+    from auction.sim.model import QueuedWork
+
+    values = {f.name: (f"v-{f.name}" if f.type in ("str", str) else 7 if f.type in ("int", int)
+                       else 2.5 if f.type in ("float", float) else True) for f in fields(QueuedWork)}
+    item = QueuedWork(**values)
+    assert item.numbered(99) == replace(item, seq=99)
+    assert {f.name for f in fields(QueuedWork) if getattr(item.numbered(99), f.name) != values[f.name]} == {"seq"}
