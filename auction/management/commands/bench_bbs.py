@@ -51,30 +51,29 @@ flood ``slowest_tick_s``    4.55 s          0.16-0.21 s
 On SQLite the clock's tick waited for the flood's auction: one writer at a time, and the
 auction held the write lock from its read to its commit.
 
-Then (November 2026, evening; a machine on which the in-memory benchmark's old code ran
-13.6-17.9 s, against 12.9-14.4 s on the day of the table above), with SQLite's auction
-read in a snapshot and its engine and write preparation run outside the write lock
-(``services/reading_apart.py``), values every row shares sent once and rows picked by key
-in one statement (``services/bulk.py``), SQLite's new rows read as one JSON array, the
-tray counted by the database, and this command's wipe leaving no dead tuples behind on
-PostgreSQL. Two runs each, the grid probe beside:
+Then (November 2026, night), with SQLite's auction read in a snapshot and its engine and
+write preparation run outside the write lock (``services/reading_apart.py``), values
+every row shares sent once and rows picked by key in one statement (``services/bulk.py``),
+SQLite's new rows read as one JSON array, the tray counted by the database, the engine
+answering a repeated failure without a walk, and this command's wipe leaving no dead
+tuples behind on PostgreSQL. Two runs each, the grid probe beside, the machine at rest:
 
 ==========================  ==============  ==============
 figure                      SQLite          PostgreSQL
 ==========================  ==============  ==============
-happy ``all_running_s``     12.7 s          16.6 s
-happy ``grid_p95_s``        0.52 s          0.66 s
-flood ``scale_up_s``        1.69-2.09 s     1.66-1.78 s
-flood ``auction_s``         3.78-4.11 s     5.45-6.14 s
-flood ``grid_p95_s``        0.48-0.53 s     0.46-0.49 s
-flood ``slowest_tick_s``    1.03-1.04 s     0.16-0.22 s
-flood ``scale_down_s``      1.60-1.99 s     1.66 s
+happy ``all_running_s``     11.8 s          14.4 s
+happy ``grid_p95_s``        0.42 s          0.56 s
+flood ``scale_up_s``        1.39-1.54 s     1.58-1.65 s
+flood ``auction_s``         2.80 s          4.56-4.79 s
+flood ``grid_p95_s``        0.33 s          0.39-0.40 s
+flood ``slowest_tick_s``    0.67-0.73 s     0.19 s
+flood ``scale_down_s``      1.49-1.59 s     1.47-1.54 s
 ==========================  ==============  ==============
 
-SQLite's other writers now wait only for the auction's writes (20-24 ticks went through
-during the auction, against one before). PostgreSQL's auction alone reads for about a
-second (FOR UPDATE), runs the engine for 1.3 s and writes for 2 s; the grid probe, a
-page every 0.5 s, takes the rest of the two cores.
+SQLite's other writers now wait only for the auction's writes (16-17 ticks went through
+during it, against one before). The same machine ran the in-memory benchmark's code of
+the day before in 13.6-17.9 s, against 12.9-14.4 s on the day of the table above: its
+speed drifts, so compare figures of one table.
 """
 
 from __future__ import annotations
