@@ -38,7 +38,7 @@ Running as a case does (auction.md 10)
     ``load_case(path)``, ``parse_case(doc)``, ``run_case(case)``, ``CaseError``.
 
 Quality (auction.md 9)
-    ``distribution_score``, ``memory_in_use``, ``final_memory_in_use``, ``zone_skew``,
+    ``distribution_score``, ``distribution_scores``, ``memory_in_use``, ``final_memory_in_use``, ``zone_skew``,
     ``failure_summary``, ``communications``, ``spread``, ``wait_times``.
 
 Objective language (auction.md 8.2)
@@ -60,6 +60,7 @@ from .quality import (
     ZoneSkew,
     communications,
     distribution_score,
+    distribution_scores,
     failure_summary,
     final_memory_in_use,
     memory_in_use,
@@ -93,7 +94,7 @@ __all__ = [
     "STRATEGIES", "AuctionCase", "AuctionConfig", "AuctionResult", "CaseError", "CellState",
     "CellVerdict", "CommitOutcome", "FailureSummary", "ItemExplanation", "LRPWork",
     "ObjectiveConfig", "ObjectiveError", "Resources", "TaskWork", "WorkItem", "ZoneSkew",
-    "apply_commits", "commit", "commit_all", "container_memory", "communications", "dedupe", "distribution_score",
+    "apply_commits", "commit", "commit_all", "container_memory", "communications", "dedupe", "distribution_score", "distribution_scores",
     "failure_summary", "final_memory_in_use", "identifier", "insufficient_resources_error",
     "load_case", "memory_in_use", "order_batch", "parse_case", "placement_tag_error",
     "priority_group", "run_auction", "run_case", "schedule", "spread", "validate_objective",

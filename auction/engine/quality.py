@@ -10,25 +10,39 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import repeat
-from operator import attrgetter, sub
+from operator import attrgetter, mul, sub
 
 from .batch import identifier
 from .state import CellColumns
 from .types import AuctionResult, CellState, LRPWork
 
 
-def distribution_score(memory_in_use: Sequence[float]) -> float:
+def distribution_score(memory_in_use: Sequence[int]) -> float:
     """Population standard deviation ÷ mean of memory in use; 0 if the mean is 0."""
-    if not memory_in_use:
+    return _score(len(memory_in_use), sum(memory_in_use), sum(map(mul, memory_in_use, memory_in_use)))
+
+
+def distribution_scores(cells: Sequence[CellState], result: AuctionResult,
+                        columns: CellColumns | None = None) -> tuple[float, float]:
+    """The initial and final ``distribution_score`` of one auction: the final from the
+    initial's sums and the winners' cells alone, not from a second walk of every cell."""
+    in_use = columns.in_use if columns is not None and columns.cells == cells else memory_in_use(cells)
+    n, total, squares = len(in_use), sum(in_use), sum(map(mul, in_use, in_use))
+    initial = _score(n, total, squares)
+    for pos, added in _added_memory(cells, result, columns).items():
+        before = in_use[pos]
+        total += added
+        squares += (before + added) * (before + added) - before * before
+    return initial, _score(n, total, squares)
+
+
+def _score(n: int, total: int, squares: int) -> float:
+    """std ÷ mean from the count, sum and sum of squares. Memory is whole MB, so
+    ``n * squares - total**2`` (n² times the variance) is exact: one rounding at the
+    end, not one per cell (and no cancellation, whatever the values' size)."""
+    if n == 0 or total == 0:
         return 0.0
-    mean = sum(memory_in_use) / len(memory_in_use)
-    if mean == 0:
-        return 0.0
-    # ``(m - mean) ** 2`` summed in input order, by C loops (twice per auction). The
-    # exponent 2.0: ``pow`` turns an int 2 into it for every term anyway.
-    variance = sum(map(pow, map(sub, memory_in_use, repeat(mean)), repeat(2.0))) / len(memory_in_use)
-    return math.sqrt(variance) / mean
+    return math.sqrt(max(n * squares - total * total, 0)) / total
 
 
 def memory_in_use(cells: Sequence[CellState], columns: CellColumns | None = None) -> list[int]:
@@ -46,8 +60,17 @@ def final_memory_in_use(cells: Sequence[CellState], result: AuctionResult,
     ``initial``: ``memory_in_use(cells)`` when the caller has it already; ``columns``: the
     caller's ``CellColumns`` (their map of positions) when they hold exactly these cells."""
     in_use = memory_in_use(cells) if initial is None else list(initial)
+    for pos, added in _added_memory(cells, result, columns).items():
+        in_use[pos] += added
+    return in_use
+
+
+def _added_memory(cells: Sequence[CellState], result: AuctionResult,
+                  columns: CellColumns | None) -> dict[int, int]:
+    """Memory the commit adds, by the position of each winning cell in ``cells``."""
+    added: dict[int, int] = {}
     if not result.won:
-        return in_use
+        return added
     placed = result.placements
     # Only the winners change: their positions found in a map made in C, not by a
     # Python walk of every cell per auction.
@@ -63,11 +86,13 @@ def final_memory_in_use(cells: Sequence[CellState], result: AuctionResult,
         if pos is None:
             continue
         proxy = cells[pos].proxy_memory_mb
+        memory = 0
         for item in work:
             if not rejected or placed.get(identifier(item)) == cell_id:
                 overhead = proxy if type(item) is LRPWork else 0
-                in_use[pos] += item.memory_mb + (overhead if result.committed else 0)
-    return in_use
+                memory += item.memory_mb + (overhead if result.committed else 0)
+        added[pos] = added.get(pos, 0) + memory
+    return added
 
 
 _cell_id = attrgetter("cell_id")

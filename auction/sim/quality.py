@@ -24,8 +24,8 @@ from auction.engine import (
     ZoneSkew,
     communications,
     distribution_score,
+    distribution_scores,
     failure_summary,
-    final_memory_in_use,
     memory_in_use,
     spread,
     wait_times,
@@ -158,10 +158,9 @@ def auction_stats(cells: Sequence[CellState], result: AuctionResult, queue_times
     skew = batch_zone_skew(cells, result, holders, columns)
     failures = failure_summary(result)
     items = len(result.placements) + len(result.failures)
-    in_use = memory_in_use(cells, columns)
+    initial, final = distribution_scores(cells, result, columns)
     return AuctionStats(
-        distribution_initial=distribution_score(in_use),
-        distribution_final=distribution_score(final_memory_in_use(cells, result, in_use, columns)),
+        distribution_initial=initial, distribution_final=final,
         worst_skew=skew.worst_skew, worst_app=skew.worst_app, apps_skew_over_one=skew.apps_over_one,
         failed=failures.count, failed_fraction=failures.fraction, failures_by_error=failures.by_error,
         wait=wait_times(queue_times, result, now),

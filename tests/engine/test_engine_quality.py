@@ -14,6 +14,7 @@ from auction.engine import (
     TaskWork,
     communications,
     distribution_score,
+    distribution_scores,
     failure_summary,
     final_memory_in_use,
     memory_in_use,
@@ -33,6 +34,30 @@ def test_distribution_score_auction_md_9():
     result = run_auction(cells, [TaskWork("t", 100, 1)])
     assert final_memory_in_use(cells, result) == [100, 100]
     assert distribution_score(final_memory_in_use(cells, result)) == 0.0
+
+
+def test_distribution_score_is_the_exact_ratio_rounded_once_auction_md_9():
+    """auction.md 9: std ÷ mean, the figure of the exact values, whatever their size."""
+    from fractions import Fraction
+
+    values = [8192 * 64 + i % 7 for i in range(1000)]  # near-equal big numbers: cancellation
+    n = len(values)
+    mean = Fraction(sum(values), n)
+    variance = sum((Fraction(v) - mean) ** 2 for v in values) / n
+    assert distribution_score(values) == pytest.approx(math.sqrt(variance) / float(mean), rel=1e-15)
+    assert distribution_score([5]) == 0.0 and distribution_score([]) == 0.0
+
+
+def test_initial_and_final_distribution_of_an_auction_auction_md_9():
+    """auction.md 9: the final score counts what the commit placed, proxy memory included,
+    and nothing a cell rejected."""
+    cells = [cell("a", available=Resources(900, 1000, 10)), cell("b"), cell("c", available=Resources(300, 1000, 10))]
+    work = [LRPWork("w", 0, 200, 1), LRPWork("w", 1, 200, 1), TaskWork("t", 100, 1)]
+    result = run_auction(cells, work)
+    assert result.won
+    expected = (distribution_score(memory_in_use(cells)), distribution_score(final_memory_in_use(cells, result)))
+    assert distribution_scores(cells, result) == expected
+    assert expected[0] != expected[1]
 
 
 def test_zone_skew_auction_md_9():

@@ -76,6 +76,26 @@ def test_seeded_crashes_replay() -> None:
     assert crashes(1) == crashes(1) > 0
 
 
+def test_crash_draw_is_spread_evenly_and_fixed_by_the_instance() -> None:
+    """bbs.md 3 with the simulator's crash odds: each start draws once, by its identity,
+    so about ``crash_probability`` of the starts crash, whatever order they start in."""
+    from auction.sim.reps import crash_time
+
+    starts = [(f"app-{a:04d}", i, tag) for a in range(2000) for i in range(5) for tag in (0, 1)]
+
+    def crashing(order: list[tuple[str, int, int]], probability: float) -> set[tuple[str, int, int]]:
+        return {s for s in order if crash_time(7, *s, 10.0, probability, 60.0) is not None}
+
+    tenth = crashing(starts, 0.1)
+    assert 0.09 < len(tenth) / len(starts) < 0.11
+    assert crashing(list(reversed(starts)), 0.1) == tenth
+    assert crashing(starts, 0.5) > tenth  # the same draws, a higher bar
+    assert crashing(starts, 0.0) == set() and len(crashing(starts, 1.0)) == len(starts)
+    assert crash_time(7, "app-0001", 0, 0, 10.0, 1.0, 60.0) == 70.0
+    other_seed = {s for s in starts if crash_time(8, *s, 10.0, 0.1, 60.0) is not None}
+    assert other_seed != tenth and 0.09 < len(other_seed) / len(starts) < 0.11
+
+
 def test_failed_cell_tasks_fail_and_events_are_held() -> None:
     """bbs.md 6.2, 7 / C3: a failed cell's task fails at the next pass; its rep reports nothing."""
     world = world_from_scenario("seed-example")
