@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
+from django.db.models import F
 
 from auction.live.publish import clock_changed, mark_dirty, mark_dirty_after_commit
 from auction.models import SimClock
@@ -128,7 +129,19 @@ def _finite(value: float) -> bool:
 
 @retry_locked
 def clock_reset(at: float = 0.0, *, paused: bool = False) -> ClockView:
-    """Back to ``at`` sim seconds at 1x (a scenario load starts a new epoch)."""
+    """A new world's clock (a scenario load, an import, a benchmark's wipe): ``at`` sim
+    seconds at 1x, the world advanced to ``at`` and no further, its first convergence
+    pass one interval later (bbs.md 4.1). A live clock that ran before in this database
+    must not leave the new world advanced past its own first instants."""
+    with transaction.atomic():
+        clock_place(at, paused=paused)
+        SimClock.objects.filter(pk=1).update(advanced_to=at, next_convergence_at=F("convergence_interval_s") + at)
+    return clock_view()
+
+
+def clock_place(at: float, *, paused: bool = False) -> ClockView:
+    """The clock put at ``at`` sim seconds at 1x over the world as it is (a synchronous
+    run's end, where the world has just been advanced to ``at``)."""
     return _change(lambda state, wall: ClockState(at, wall, 1.0, paused))
 
 

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from django.db import OperationalError, transaction
-from django.db.models import F
 
 from auction.models import (
     ActualLRP,
@@ -163,9 +162,7 @@ def _load(view: ClusterView, *, user: Any, source: str, name: str) -> None:
     with transaction.atomic():
         cluster_empty()
         clock_reset(now, paused=True)
-        SimClock.objects.filter(pk=1).update(
-            seed=0, advanced_to=now, origin_ns=view.origin_ns,
-            next_convergence_at=F("convergence_interval_s") + now)
+        SimClock.objects.filter(pk=1).update(seed=0, origin_ns=view.origin_ns)
         zones = {}
         for zone in sorted({c.zone for c in view.cells}):
             zones[zone] = Zone.objects.create(name=zone).pk

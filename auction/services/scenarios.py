@@ -13,7 +13,6 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import OperationalError, transaction
-from django.db.models import F
 
 from auction import scenarios
 from auction.models import (
@@ -70,12 +69,11 @@ def _scenario_load(chosen: str | scenarios.Scenario) -> scenarios.Scenario:
         cluster_empty()
         # Everything the scenario sets up happens at sim instant 0 exactly, as in memory:
         # the clock stands still while it loads.
-        clock_reset(0.0, paused=True)
         # A new epoch: the first pass 30 s after start (bbs.md 4.1), not at the old
-        # cluster's next instant; the old cluster's queued start
-        # requests went with it (``cluster_empty``).
-        SimClock.objects.filter(pk=1).update(seed=scenario.seed, next_convergence_at=F("convergence_interval_s"),
-                                             advanced_to=0.0, origin_ns=0)
+        # cluster's next instant; the old cluster's queued start requests went with it
+        # (``cluster_empty``).
+        clock_reset(0.0, paused=True)
+        SimClock.objects.filter(pk=1).update(seed=scenario.seed, origin_ns=0)
         zones = {name: Zone.objects.create(name=name) for name in data["zones"]}
         defaults = data.get("cell_defaults", {})
         for i, spec in enumerate(data["cells"]):

@@ -205,7 +205,7 @@ def simulate_in_database(name: str, until: float) -> ClusterView:
     import redis
 
     from auction.live.publish import suppressed
-    from auction.services.clock import clock_reset
+    from auction.services.clock import clock_place
     from auction.services.scenarios import scenario_load
 
     try:
@@ -220,11 +220,10 @@ def simulate_in_database(name: str, until: float) -> ClusterView:
 
         previous = set_trigger_suppressed(True)  # this run handles its own auctions
         with suppressed():  # one run, not a frame per instant; open pages reload after
-            scenario_load(name)
-            clock_reset(0.0, paused=True)
+            scenario_load(name)  # the clock at 0, paused
             store = DbStore(trigger_auctions=False)
             advance(store, until)
-            clock_reset(until, paused=True)
+            clock_place(until, paused=True)
         set_trigger_suppressed(previous)
         with transaction.atomic():
             world_changed()  # open pages draw the run's cluster

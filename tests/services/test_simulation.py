@@ -67,6 +67,21 @@ def test_convergence_runs_every_interval(cluster: None) -> None:
     assert metrics["PresentCells"] == 4
 
 
+def test_a_clock_reset_starts_a_new_world_at_its_instant(cluster: None) -> None:
+    """bbs.md 4.1: a reset clock (a benchmark's or a test's new world) is a new epoch: the
+    store advanced to its instant and no further, the first pass one interval later. A
+    world that had run to 95 s must not leave the new one's first 95 s skipped."""
+    from auction.models import SimClock
+
+    run_until(95)
+    clock_reset(0.0, paused=True)
+    clock = SimClock.objects.get(pk=1)
+    assert (clock.advanced_to, clock.next_convergence_at) == (0.0, 30.0)
+    ConvergenceRun.objects.all().delete()
+    run_until(35)
+    assert list(ConvergenceRun.objects.values_list("at", flat=True)) == [30.0]
+
+
 def test_failed_cell_replacements_then_suspects_resolve(cluster: None) -> None:
     """bbs.md 6.2 / dashboard.md C3: SUSPECT + replacement elsewhere; Start removes the suspect."""
     run_until(10)

@@ -86,10 +86,9 @@ from typing import Any
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection, transaction
-from django.db.models import F
 
 from auction.live.publish import suppressed
-from auction.models import ActualLRP, Cell, DesiredLRP, Domain, PendingWork, SimClock, Task, Zone
+from auction.models import ActualLRP, Cell, DesiredLRP, Domain, PendingWork, Task, Zone
 from auction.services.clock import clock_reset, clock_tick
 from auction.services.domains import domain_upsert
 from auction.services.retry import lock_stats
@@ -108,9 +107,7 @@ def wipe() -> None:
             cursor.execute("TRUNCATE " + ", ".join(connection.ops.quote_name(m._meta.db_table) for m in models))
     for model in models:
         model.objects.all().delete()
-    # A new world starts at 0, as a scenario load does: a live clock that ran before in
-    # this database had left the store advanced past the benchmark's instants.
-    SimClock.objects.filter(pk=1).update(advanced_to=0.0, next_convergence_at=F("convergence_interval_s"))
+    clock_reset(0.0, paused=True)  # a new world, at 0, advanced to 0
 
 
 def make_cells(count: int, zones: int, memory: int, disk: int, containers: int) -> list[str]:
@@ -123,7 +120,6 @@ def make_cells(count: int, zones: int, memory: int, disk: int, containers: int) 
 
 def bench_convergence(desired: int, instances: int, cells: int) -> dict[str, Any]:
     wipe()
-    clock_reset(0.0, paused=True)
     cell_ids = make_cells(cells, 5, 30_720, 102_400, 250)
     Domain.objects.create(name="cf-apps", ttl_s=0, expires_at=None)
     DesiredLRP.objects.bulk_create(
@@ -198,7 +194,6 @@ def bench_api_paging() -> dict[str, Any]:
 
 def bench_auction(cells: int, apps: int, instances: int) -> dict[str, Any]:
     wipe()
-    clock_reset(0.0, paused=True)
     make_cells(cells, 5, 30_720, 102_400, 250)
     DesiredLRP.objects.bulk_create(
         DesiredLRP(process_guid=f"app-{a:04d}", domain="cf-apps", instances=instances,
@@ -366,7 +361,6 @@ def bench_happy(instances: int, cells: int) -> dict[str, Any]:
     from auction.sim.driver import advance
 
     wipe()
-    clock_reset(0.0, paused=True)
     make_cells(cells, 3, 65_536, 1_048_576, 1_000)
     Domain.objects.create(name="cf-apps", ttl_s=0, expires_at=None)
     lock_stats.clear()
