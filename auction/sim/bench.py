@@ -78,6 +78,18 @@ crash draw's seeding (bit for bit, about 6 %), the distribution score (``pow`` o
 cells twice per auction, about 4 %), the two mass auctions (100,000 and 33,333 items,
 about a quarter: a few microseconds of Python per item in the engine, the claim and its
 row write), and the phases of each of the 65,572 instants (about 10 us each).
+
+Then a sixth round (issue 14 point 5): the crash draw is a BLAKE2b digest of the
+instance's identity, not a Mersenne Twister seeded per start (0.5 us a draw, not 5 us;
+the crashes fall on other instances, so the run's counts move: 65,607 events, 2,786
+auctions), and the distribution score comes from exact integer sums, the final one from
+the initial's sums and the winners' cells (``quality.distribution_scores``), not two more
+walks of every cell per auction. Measured with ``farm-bench -n 4`` pairing it with the code
+before it, run for run, on a quieter and faster 2-core machine than the rounds above (load
+average under 1; the fifth round's code ran 8.54-8.77 s there), the figures this prints:
+before 8.54 / 8.57 / 8.77 s wall, after 7.45 / 7.75 / 7.93 s wall; the whole process
+0.89 / 0.93 / 0.93 of the wall before. Within 10 s here with a fifth to spare; on the
+slower machine of the rounds above, where the fifth round ran 11.1-12.4 s, about 10 s.
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ def test_seeded_crashes_replay() -> None:
 
 
 def test_crash_draw_is_spread_evenly_and_fixed_by_the_instance() -> None:
-    """bbs.md 3 with the simulator's crash odds: each start draws once, by its identity,
+    """bbs.md 1.1, the simulator's crash odds: each start draws once, by its identity,
     so about ``crash_probability`` of the starts crash, whatever order they start in."""
     from auction.sim.reps import crash_time
 
