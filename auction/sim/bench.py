@@ -89,7 +89,8 @@ before it, run for run, on a quieter and faster 2-core machine than the rounds a
 average under 1; the fifth round's code ran 8.54-8.77 s there), the figures this prints:
 before 8.54 / 8.57 / 8.77 s wall, after 7.45 / 7.75 / 7.93 s wall; the whole process
 0.89 / 0.93 / 0.93 of the wall before. Within 10 s here with a fifth to spare; on the
-slower machine of the rounds above, where the fifth round ran 11.1-12.4 s, about 10 s.
+slower machine of the rounds above (the fifth round 11.1-12.4 s there) the same ratio
+would give 10-11 s, not measured.
 """
 
 from __future__ import annotations
