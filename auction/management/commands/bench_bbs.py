@@ -74,6 +74,22 @@ SQLite's other writers now wait only for the auction's writes (16-17 ticks went 
 during it, against one before). The same machine ran the in-memory benchmark's code of
 the day before in 13.6-17.9 s, against 12.9-14.4 s on the day of the table above: its
 speed drifts, so compare figures of one table.
+
+The same code (November 28) on another machine of the same kind, faster and quiet (load
+average under 1; the in-memory benchmark's code of the table above ran 8.5-8.8 s there,
+not 11.1-12.4 s), two runs each, the grid probe beside:
+
+==========================  ==============  ==============
+figure                      SQLite          PostgreSQL
+==========================  ==============  ==============
+happy ``all_running_s``     8.63 s          10.8 s
+happy ``grid_p95_s``        0.34 s          0.36 s
+flood ``scale_up_s``        1.16-1.17 s     1.26 s
+flood ``auction_s``         2.22-2.23 s     3.82 s
+flood ``grid_p95_s``        0.25 s          0.38-0.42 s
+flood ``slowest_tick_s``    0.56-0.57 s     0.11-0.14 s
+flood ``scale_down_s``      1.14-1.16 s     1.02-1.04 s
+==========================  ==============  ==============
 """
 
 from __future__ import annotations
