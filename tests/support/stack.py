@@ -320,6 +320,22 @@ class LiveStack:
                     os.killpg(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
+        # Nothing of the stack outlives the test: each process ran in its own session
+        # (the supervisor's children, the spawned ones), and anything still in one is
+        # killed until it is gone (a connection it held would keep its database alive).
+        sessions = set(self.child_pids().values()) | {p.pid for p in self.spawned}
+        if self.proc is not None:
+            sessions.add(self.proc.pid)
+        deadline = time.monotonic() + 15
+        while (left := session_members(sessions)) and time.monotonic() < deadline:
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.05)
+        if left:
+            raise RuntimeError(f"stack processes still running after stop(): {left}")
         if self.pg_database:
             self._pg_admin(f'DROP DATABASE IF EXISTS "{self.pg_database}" WITH (FORCE)')
         shutil.rmtree(self.var, ignore_errors=True)
