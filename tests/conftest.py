@@ -87,7 +87,29 @@ def django_db_setup(django_db_setup, django_db_blocker) -> Iterator[None]:  # ty
             with connection.cursor() as cursor:
                 cursor.execute(f'ALTER DATABASE "{connection.settings_dict["NAME"]}" SET synchronous_commit = off')
                 cursor.execute("SET synchronous_commit = off")
+            _flush_by_delete()
     yield
+
+
+def _flush_by_delete() -> None:
+    """After each transactional test Django empties every table (``flush``); on PostgreSQL
+    that is one TRUNCATE of ~40 tables, which makes a new file for each: 100 ms, where
+    DELETE FROM each table, nearly empty, takes 9 ms. ``flush`` runs its statements in one
+    transaction and every foreign key here is DEFERRABLE INITIALLY DEFERRED (Django makes
+    them so), so the order of the DELETEs does not matter; no table has a trigger. The
+    tables end as empty as TRUNCATE leaves them, and neither resets a sequence unless asked
+    (then, or with CASCADE, Django's own TRUNCATE runs)."""
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    truncate = DatabaseOperations.sql_flush
+
+    def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):  # type: ignore[no-untyped-def]
+        if reset_sequences or allow_cascade or not tables:
+            return truncate(self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade)
+        return [f"{style.SQL_KEYWORD('DELETE')} {style.SQL_KEYWORD('FROM')} "
+                f"{style.SQL_FIELD(self.quote_name(table))};" for table in tables]
+
+    DatabaseOperations.sql_flush = sql_flush  # type: ignore[method-assign]
 
 
 @pytest.fixture(scope="session")

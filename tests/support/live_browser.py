@@ -37,6 +37,12 @@ class LiveBrowserCase(ChannelsLiveServerTestCase):
             state_redis().delete(_key())
         except Exception:  # noqa: BLE001 - no Redis: nothing was presented
             pass
+        # The worker thread's database connection goes with it: left open, it outlives the
+        # class (nothing closes another thread's connections) and the session's end cannot
+        # drop the PostgreSQL test database ("being accessed by other users").
+        from django.db import connections
+
+        cls.worker.submit(connections.close_all).result(timeout=60)
         cls.worker.shutdown(wait=True)
         cls.browser.close()
         cls._playwright.stop()
