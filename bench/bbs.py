@@ -46,7 +46,7 @@ def wipe() -> None:
     models = (PendingWork, ActualLRP, DesiredLRP, Task, Domain, Cell, Zone)
     if connection.vendor == "postgresql":
         # As a fresh cluster is: a DELETE left the last part's 100,000 rows as dead tuples
-        # that the next part's first reads walked (0.2 s of a scale-up's own 3-row read).
+        # that the next part's first reads walked (most of a scale-up's own 3-row read).
         with connection.cursor() as cursor:
             cursor.execute("TRUNCATE " + ", ".join(connection.ops.quote_name(m._meta.db_table) for m in models))
     for model in models:

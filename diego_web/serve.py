@@ -34,9 +34,9 @@ WINDOW_BITS = 13
 MEM_LEVEL = 6
 
 
-# zlib's level 1, not its default 6: a 1,500-block snapshot deflates in ~2.4 ms instead of
-# ~5.1 ms, to ~27 KB instead of ~20 KB. 200 screens opening that grid at once cost the web
-# process ~0.5 s of CPU instead of ~1 s; 7 KB more per screen is nothing on any network.
+# zlib's level 1, not its default 6: a big grid's snapshot deflates in half the time for a
+# third more bytes (docs/performance.md). When a room's screens open that grid at once the
+# web process's CPU is what runs short; a few KB more per screen is nothing on any network.
 COMPRESS_LEVEL = 1
 
 

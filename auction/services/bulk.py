@@ -286,9 +286,9 @@ def _insert_from_json(cursor: Any, quote: Callable[[str], str], table: str, colu
     """SQLite: many rows in one ``INSERT ... SELECT`` from ``json_each``: the columns every
     row shares bound once, the varying ones sent as one JSON array of arrays, which SQLite
     reads in C. A scale-up's 100,000 rows differ in two of their 17 columns, and binding
-    every value of every row (``executemany``) took 0.95 s against 0.4 s. Only integers,
-    text and nulls travel as JSON (a float's text form would be parsed again); False when
-    the rows do not suit, and the caller binds them."""
+    every value of every row (``executemany``) took twice as long (docs/performance.md).
+    Only integers, text and nulls travel as JSON (a float's text form would be parsed
+    again); False when the rows do not suit, and the caller binds them."""
     if len(rows) < JSON_INSERT_MIN:
         return False
     select: list[str] = []
