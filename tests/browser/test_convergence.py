@@ -35,7 +35,6 @@ from convergence import Api, fresh, hooks, settle, sign_in, time_varying, watch
 from playwright.sync_api import Page, expect, sync_playwright
 from stack import LiveStack
 
-
 SEED = int(os.environ.get("DIEGO_CONVERGENCE_SEED", "13"))
 PAGES = ("grid/", "grid/?mode=dense", "grid/?mode=zones", "lrps/", "auctions/", "events/", "otto/")
 PRESENTER, FOLLOWER = "presenter", "follower"
