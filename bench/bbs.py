@@ -149,7 +149,7 @@ def bench_auction(cells: int, apps: int, instances: int) -> dict[str, Any]:
         PendingWork(kind="lrp", ident=f"app-{a:04d}.{i}", process_guid=f"app-{a:04d}", index=i,
                     queued_at=0.0) for a in range(apps) for i in range(instances))
     start = time.perf_counter()
-    summary = auction_once("bench")
+    summary = auction_once()
     seconds = time.perf_counter() - start
     assert summary is not None
     return {"cells": cells, "batch": summary.items, "placed": summary.placed,
@@ -175,7 +175,7 @@ def bench_flood(instances: int) -> dict[str, Any]:
         timed("scale_up_s", desired_lrp_update, "lrp-a", {"instances": instances})
         figures["queued_after_scale_up"] = PendingWork.objects.count()
         with Ticker() as ticker:
-            summary = timed("auction_s", auction_once, "bench")
+            summary = timed("auction_s", auction_once)
     figures.update(probe.figures())
     figures["auction_failed"] = summary.failed if summary is not None else None
     figures["ticks_during_auction"] = ticker.ticks

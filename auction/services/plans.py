@@ -113,11 +113,6 @@ def plans_base(name: str) -> ClusterView:
     return view
 
 
-def base_world(name: str, *, record_log: bool = False) -> World:
-    """The base cloned into memory with the live auctioneer's settings and seed."""
-    return base_worlds(name, 1, record_log=record_log)[0]
-
-
 def base_worlds(name: str, count: int, *, record_log: bool = False) -> list[World]:
     """``count`` clones of one read of the base: each built from the snapshot, which is
     many times faster than copying a built world (rows are values the rules replace,
