@@ -57,16 +57,18 @@ from auction.sim.capacity import CapacityError, capacity, work_shape
 from auction.sim.cfdot import ClusterView
 from auction.sim.memory import World
 from auction.sim.model import SimCell
-from auction.sim.plans import (
+from auction.sim.plan_changes import (
     CHAOS_CHANGES,
     Change,
-    PlanCancelled,
     PlanError,
-    PlanRun,
     added_cells,
     check_references,
     plan_changes,
     plan_horizon,
+)
+from auction.sim.plans import (
+    PlanCancelled,
+    PlanRun,
     plan_result,
     run_plan_worlds,
     zone_loss,

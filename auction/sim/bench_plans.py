@@ -24,7 +24,8 @@ from auction.sim.base import world_from_view
 from auction.sim.capacity import capacity, work_shape
 from auction.sim.cfdot import ClusterView
 from auction.sim.model import Load, SimApp, SimCell
-from auction.sim.plans import plan_changes, plan_result, run_plan_worlds
+from auction.sim.plan_changes import plan_changes
+from auction.sim.plans import plan_result, run_plan_worlds
 
 ZONES = ("z1", "z2", "z3")
 SIZES = (128, 256, 256, 512, 512, 1024)
