@@ -93,8 +93,9 @@ def daphne_args(argv: list[str]) -> list[str]:
 # The coalescer renders in a thread while the event loop carries frames to sockets. With
 # CPython's 5 ms switch interval, each of the loop's many short I/O steps (a frame is a
 # few Redis replies, then a socket write) waited up to 5 ms for the interpreter while a
-# render ran: a frame that was in Redis took ~40 ms to reach its page. 0.5 ms hands the
-# loop the interpreter at once for a little more switching overhead in renders.
+# render ran, and a frame that was in Redis took tens of milliseconds to reach its page.
+# 0.5 ms hands the loop the interpreter at once for a little more switching overhead in
+# renders.
 SWITCH_INTERVAL_S = 0.0005
 
 
