@@ -19,7 +19,7 @@ help:
 	@echo "make run    start diego-web (migrate, seed, redis, daphne, celery worker + beat)"
 	@echo "make test   run the whole test suite"
 	@echo "make lint   ruff, and mypy on the typed packages"
-	@echo "make bench  the benchmark commands"
+	@echo "make bench  the engine's benchmark (every benchmark: docs/performance.md)"
 
 # The venv is rebuilt whenever pyproject.toml is newer than the last install.
 $(STAMP): pyproject.toml

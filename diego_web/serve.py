@@ -34,9 +34,9 @@ WINDOW_BITS = 13
 MEM_LEVEL = 6
 
 
-# zlib's level 1, not its default 6: a 1,500-block snapshot deflates in ~2.4 ms instead of
-# ~5.1 ms, to ~27 KB instead of ~20 KB. 200 screens opening that grid at once cost the web
-# process ~0.5 s of CPU instead of ~1 s; 7 KB more per screen is nothing on any network.
+# zlib's level 1, not its default 6: a big grid's snapshot deflates in half the time for a
+# third more bytes (docs/performance.md). When a room's screens open that grid at once the
+# web process's CPU is what runs short; a few KB more per screen is nothing on any network.
 COMPRESS_LEVEL = 1
 
 
@@ -93,8 +93,9 @@ def daphne_args(argv: list[str]) -> list[str]:
 # The coalescer renders in a thread while the event loop carries frames to sockets. With
 # CPython's 5 ms switch interval, each of the loop's many short I/O steps (a frame is a
 # few Redis replies, then a socket write) waited up to 5 ms for the interpreter while a
-# render ran: a frame that was in Redis took ~40 ms to reach its page. 0.5 ms hands the
-# loop the interpreter at once for a little more switching overhead in renders.
+# render ran, and a frame that was in Redis took tens of milliseconds to reach its page.
+# 0.5 ms hands the loop the interpreter at once for a little more switching overhead in
+# renders.
 SWITCH_INTERVAL_S = 0.0005
 
 

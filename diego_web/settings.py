@@ -174,7 +174,8 @@ else:
     DATABASES["default"]["TEST"].setdefault("NAME", f"test_{DATABASES['default']['NAME']}{_TEST_SHARD}")
     if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         # Every query here is short; with a flood's 100,000 rows the planner's estimates
-        # crossed the JIT threshold and compiling cost 100 ms of a 360 ms tray count.
+        # crossed the JIT threshold and compiling cost more than a tray count's own work
+        # (docs/performance.md).
         DATABASES["default"].setdefault("OPTIONS", {})
         DATABASES["default"]["OPTIONS"].setdefault("options", "-c jit=off")
 

@@ -4,7 +4,7 @@ The process and browser tests (markers ``processes`` / ``browser``) spend most o
 time waiting on simulated clocks in real stacks; the rest are quick and CPU-bound. Two
 slots run at once: the first runs the stack tests, the second the quick tests and then
 the stack tests of ``LATE`` (in-process browser tests and a few short stacks), so both
-slots end at about the same time (about 8 minutes instead of 11 for one stack half).
+slots end at about the same time (docs/performance.md has the figures).
 Each pytest gets its own test database (``DIEGO_TEST_SHARD``), its own bundled Redis and
 its own ports, so none can see another.
 
@@ -35,9 +35,8 @@ STACKS = "browser or processes"
 NO_TESTS = 5
 
 
-# Stack tests run in the second slot after the quick tests (see the module docstring).
-# Figures from one run on the CI machine (seconds): the first slot's stacks ~450, the
-# quick tests ~265 plus these ~215.
+# Stack tests run in the second slot after the quick tests (see the module docstring),
+# chosen so that both slots take about as long (docs/performance.md).
 LATE = (
     "tests/browser/test_auctions.py",
     "tests/browser/test_compare.py",

@@ -13,8 +13,6 @@ from auction.api.http import endpoint, json_body, ok
 from auction.services import plans
 from auction.services.errors import InvalidRequest, ServiceUnavailable
 
-CAPACITY_QUERY = ("memory_mb", "disk_mb", "rootfs", "placement_tags", "volume_drivers", "kind", "base")
-
 
 def _create(request: HttpRequest) -> JsonResponse:
     user = operator(request)

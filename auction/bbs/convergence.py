@@ -80,11 +80,6 @@ class ConvergenceResult:
         return self.lrp.events + self.tasks.events
 
 
-def converge_lrps(snapshot: Snapshot, *, epoch: EpochFactory | None = None) -> LRPConvergence:
-    """The LRP half only (selection then A1-A6)."""
-    return _lrps(snapshot, epoch)[1]
-
-
 def converge(snapshot: Snapshot, *, epoch: EpochFactory | None = None,
              quiet: QuietLRPs | None = None) -> ConvergenceResult:
     """One LRP pass and one task pass at ``snapshot.now`` with C = ``snapshot.cells``.

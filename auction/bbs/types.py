@@ -11,13 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 # bbs.md 2.1: the four states and three presences, written as Diego writes them.
-LRPState = Literal["UNCLAIMED", "CLAIMED", "RUNNING", "CRASHED"]
-Presence = Literal["ORDINARY", "EVACUATING", "SUSPECT"]
-TaskState = Literal["PENDING", "RUNNING", "COMPLETED", "RESOLVING"]
-
 UNCLAIMED: Final = "UNCLAIMED"
 CLAIMED: Final = "CLAIMED"
 RUNNING: Final = "RUNNING"

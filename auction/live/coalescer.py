@@ -528,8 +528,8 @@ class _Runner:
             while True:
                 started = time.monotonic()
                 try:
-                    # One tick, one message per page: the whole tick renders in ~25 ms at
-                    # 100 cells, and a second message would spend the page's 4 a second.
+                    # One tick, one message per page: the whole tick renders in a small part
+                    # of its 250 ms, and a second message would spend the page's 4 a second.
                     frames = await database_sync_to_async(self._tick)()
                     if frames:
                         # Only a tick that sent counts towards the 4 a second: the idle
@@ -564,7 +564,7 @@ class _Runner:
 
 async def _send_frames(layer: Any, frames: list[tuple[str, dict[str, Any]]]) -> None:
     """A tick's frames, every group's at once: each send is a few Redis round trips, and
-    one after another they spread a tick's frames over ~15 ms, past a consumer's gather.
+    one after another they spread a tick's frames past a consumer's gather.
     A group's parts (and messages) keep their order: its frames go one after another."""
     by_group: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for topic, message in frames:

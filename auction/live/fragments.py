@@ -152,7 +152,7 @@ def feed_fragment() -> str:
 
 
 # A row's HTML by everything it shows: a tick re-rendered all ~70 rows through the
-# template (~17 ms of a ~50 ms tick) to send the one or two that are new.
+# template (a third of the tick) to send the one or two that are new.
 _FEED_ROWS_KEPT: dict[tuple[Any, ...], str] = {}
 FEED_ROWS_KEPT = 2000
 

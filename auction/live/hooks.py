@@ -3,7 +3,7 @@
 Every element inside ``<main>`` with an id or a ``data-*`` attribute, as the JSON text of
 ``[tag, id, {data-*}]``, sorted: an open live page tells the truth when its hooks equal
 those of a fresh load of its URL. One definition, read by the convergence and topology
-tests (``tests/support/convergence.py``) and by ``bench_live``'s flows.
+tests (``tests/support/convergence.py``) and by ``bench.live``'s flows.
 """
 
 from __future__ import annotations

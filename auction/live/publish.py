@@ -200,10 +200,6 @@ def cells_changed(cell_ids: Iterable[str]) -> tuple[str, ...]:
 EVENTS_CHANGED = ("feed", "events", "metrics", "lrps")
 
 
-def cells_changed_after_commit(cell_ids: Iterable[str]) -> None:
-    mark_dirty_after_commit(*cells_changed(list(cell_ids)))
-
-
 def topic_of(group_name: str) -> str:
     """``w.<world>.zone.z1`` → ``zone.z1``."""
     parts = group_name.split(".", 2)
@@ -227,20 +223,14 @@ def publish_html(group_name: str, html: str) -> bool:
     return mark_dirty(key, stored={key: html})
 
 
-def send_now(group_name: str, message: dict[str, Any]) -> bool:
-    """Route a channel-layer style message through the dirty keys (L3).
+def _message_marks(group_name: str, message: dict[str, Any]) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The dirty keys (and stored payloads) a channel-layer style message stands for (L3).
 
     - ``live.frame`` with ``html``: the fragment, latest per element id;
     - ``live.cells`` with ``cells``: those cells (re-rendered by the coalescer) and the tray;
     - ``live.events``: the feed, the history, the metrics and desired vs actual;
     - anything else: the latest message of that type per group, forwarded at the tick.
     """
-    keys, stored = _message_marks(group_name, message)
-    return mark_dirty(*keys, stored=stored)
-
-
-def _message_marks(group_name: str, message: dict[str, Any]) -> tuple[tuple[str, ...], dict[str, str]]:
-    """The dirty keys (and stored payloads) a channel-layer style message stands for."""
     kind = message.get("type")
     if kind == "live.frame" and "html" in message:
         key = html_key(group_name, message["html"])
@@ -256,7 +246,3 @@ def _message_marks(group_name: str, message: dict[str, Any]) -> tuple[tuple[str,
 def publish_after_commit(group_name: str, message: dict[str, Any]) -> None:
     _mark_after_commit(*_message_marks(group_name, message))
 
-
-def publish_html_after_commit(group_name: str, html: str) -> None:
-    key = html_key(group_name, html)
-    _mark_after_commit((key,), {key: html})

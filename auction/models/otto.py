@@ -42,7 +42,7 @@ class OttoAuction(models.Model):
     failure_reason = models.TextField(blank=True, default="")
     note = models.TextField(blank=True, default="")
     history = models.JSONField(default=list, help_text="[sim time, text] of every transition.")
-    # Wall clock of the award, to measure award latency after the close (bench_otto).
+    # Wall clock of the award, to measure award latency after the close (bench.otto).
     awarded_wall = models.FloatField(null=True, blank=True)
     award_latency_ms = models.FloatField(null=True, blank=True, help_text="Award sent after the close instant.")
     updated_wall = models.FloatField(default=0.0)

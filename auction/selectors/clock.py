@@ -31,7 +31,7 @@ _kept = threading.local()
 @contextmanager
 def clock_row_kept() -> Iterator[None]:
     """One read of the clock row for every render inside (a coalescer tick read it about
-    ten times, ~7 ms of a 50 ms tick). The renders of one tick show one instant anyway."""
+    ten times, a good share of the tick). The renders of one tick show one instant anyway."""
     _kept.on, _kept.row = True, None
     try:
         yield

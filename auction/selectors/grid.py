@@ -177,10 +177,6 @@ class GridSnapshot:
     mb_per_px: float
     cell_count: int
 
-    @property
-    def unplaced_count(self) -> int:
-        return sum(g.count for g in self.tray)
-
 
 @dataclass(slots=True)
 class ZoneTile:
@@ -199,9 +195,6 @@ class ZoneTile:
     @property
     def reserved_pct(self) -> float:
         return round(100.0 * self.reserved_memory_mb / self.memory_mb, 1) if self.memory_mb else 0.0
-
-    def app_pct(self, memory_mb: int) -> float:
-        return round(100.0 * memory_mb / self.memory_mb, 2) if self.memory_mb else 0.0
 
 
 AWAITING = "awaiting auction"

@@ -13,7 +13,7 @@ from auction.otto.times import to_iso
 CLOSED_LANE = 100
 # The board draws at most this many cards per live lane (soonest due first) and counts
 # the rest: with 1,000 auctions open, a full board took seconds to render and megabytes
-# per frame (bench_otto). The API lists them all.
+# per frame (bench.otto). The API lists them all.
 LANE_CARDS = 100
 # A card shows the newest bids (and always the leader); the API keeps them all.
 BIDS_SHOWN = 8

@@ -2,11 +2,12 @@
 
 Django's ``bulk_update`` writes ``SET f = CASE WHEN id = 1 THEN ... WHEN id = 2 ...``:
 every row becomes a few expression objects to resolve and compile, and an auction that
-fails 100,000 items spent ~45 s there alone (issue 14). ``bulk_set`` sends the values as
-a ``VALUES`` list joined on the primary key instead, one statement per batch, which
-SQLite (3.33+) and PostgreSQL both run as ``UPDATE ... FROM``. ``bulk_insert`` writes
-plain tuples as multi-row ``INSERT``s: no model instance per row (``bulk_create`` spent
-~15 s building and compiling 100,000 ActualLRPs and their start requests, issue 14).
+fails 100,000 items spent most of its time there (issue 14; docs/performance.md).
+``bulk_set`` sends the values as a ``VALUES`` list joined on the primary key instead, one
+statement per batch, which SQLite (3.33+) and PostgreSQL both run as ``UPDATE ... FROM``.
+``bulk_insert`` writes plain tuples as multi-row ``INSERT``s: no model instance per row
+(``bulk_create`` spent seconds building and compiling 100,000 ActualLRPs and their start
+requests, issue 14).
 
 Neither takes model instances: ``bulk_set`` reads attributes of any object (``Values``
 is the light one to use), ``bulk_insert`` a tuple per row. A value is adapted by its
@@ -186,7 +187,7 @@ def _set_by_key(conn: Any, table: str, key: str, sets: list[str], params: list[A
 def _copy_set(conn: Any, meta: Any, pk: Any, constant: list[tuple[Any, Any]],
               varying: list[tuple[Any, Sequence[Any]]], pks: Sequence[Any]) -> None:
     """PostgreSQL: the varying values ``COPY``-ed into a temporary table, then one ``UPDATE
-    ... FROM`` it (a ``VALUES`` list of 100,000 rows spent ~10 s in the driver's
+    ... FROM`` it (a ``VALUES`` list of 100,000 rows spent seconds in the driver's
     client-side query formatting)."""
     from django.db import transaction
 
@@ -286,9 +287,9 @@ def _insert_from_json(cursor: Any, quote: Callable[[str], str], table: str, colu
     """SQLite: many rows in one ``INSERT ... SELECT`` from ``json_each``: the columns every
     row shares bound once, the varying ones sent as one JSON array of arrays, which SQLite
     reads in C. A scale-up's 100,000 rows differ in two of their 17 columns, and binding
-    every value of every row (``executemany``) took 0.95 s against 0.4 s. Only integers,
-    text and nulls travel as JSON (a float's text form would be parsed again); False when
-    the rows do not suit, and the caller binds them."""
+    every value of every row (``executemany``) took twice as long (docs/performance.md).
+    Only integers, text and nulls travel as JSON (a float's text form would be parsed
+    again); False when the rows do not suit, and the caller binds them."""
     if len(rows) < JSON_INSERT_MIN:
         return False
     select: list[str] = []
@@ -317,11 +318,11 @@ _JSON_SAFE = frozenset({int, str, bool, type(None)})
 def _copy(conn: Any, table: str, columns: list[str], rows: Iterable[Sequence[Any]],
           ignore_conflicts: bool) -> int:
     """PostgreSQL: ``COPY ... FROM STDIN`` (psycopg streams the rows; a multi-row INSERT
-    of 100,000 rows spent ~14 s in the driver's client-side query formatting). With
+    of 100,000 rows spent seconds in the driver's client-side query formatting). With
     ``ignore_conflicts`` the rows are first copied straight in under a savepoint (no
     other writer created one of the keys: the usual case); on a conflict they land in a
     temporary table and move over with ``INSERT ... SELECT ... ON CONFLICT DO NOTHING``
-    (0.3 s more for a scale to 100,000)."""
+    (a fraction of a second more for a scale to 100,000)."""
     from django.db import transaction
 
     quote = conn.ops.quote_name

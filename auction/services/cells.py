@@ -84,14 +84,6 @@ def cell_drain(cell_id: str, *, source: str = "system", user: Any = None) -> str
     return chaos_run("cell_drain", {"cell": cell_id}, source=source, user=user)
 
 
-def zone_fail(zone: str, *, source: str = "system", user: Any = None) -> str:
-    return chaos_run("zone_fail", {"zone": zone}, source=source, user=user)
-
-
-def zone_restore(zone: str, *, source: str = "system", user: Any = None) -> str:
-    return chaos_run("zone_restore", {"zone": zone}, source=source, user=user)
-
-
 def actual_lrp_crash(process_guid: str, index: int, *, source: str = "system", user: Any = None) -> str:
     """Inject a crash of the ORDINARY instance now, as its cell would report it (bbs.md 3)."""
     return chaos_run("crash", {"process_guid": process_guid, "index": index}, source=source, user=user)

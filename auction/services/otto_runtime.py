@@ -81,7 +81,7 @@ async def send_all(layer: Any, outbound: Outbound, touched: set[str] | None = No
     re-announcement does).
 
     A close of many auctions awards to many inboxes at once; one after another, each
-    send's round trip to Redis adds to the last award's latency (bench_otto).
+    send's round trip to Redis adds to the last award's latency (bench.otto).
     """
     if touched is not None and effects_touched:
         touched |= effects_touched
@@ -202,7 +202,7 @@ class Auctioneer:
         self._last_now: float | None = None
         self.next_due: float | None = None
         self.last_due_check = 0.0
-        # Wall milliseconds of each step of the tick, for bench_otto's figures.
+        # Wall milliseconds of each step of the tick, for bench.otto's figures.
         self.timings: dict[str, list[float]] = {}
 
     @staticmethod

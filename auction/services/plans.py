@@ -57,16 +57,18 @@ from auction.sim.capacity import CapacityError, capacity, work_shape
 from auction.sim.cfdot import ClusterView
 from auction.sim.memory import World
 from auction.sim.model import SimCell
-from auction.sim.plans import (
+from auction.sim.plan_changes import (
     CHAOS_CHANGES,
     Change,
-    PlanCancelled,
     PlanError,
-    PlanRun,
     added_cells,
     check_references,
     plan_changes,
     plan_horizon,
+)
+from auction.sim.plans import (
+    PlanCancelled,
+    PlanRun,
     plan_result,
     run_plan_worlds,
     zone_loss,
@@ -111,11 +113,6 @@ def plans_base(name: str) -> ClusterView:
     except (LookupError, ValueError) as exc:
         raise InvalidRequest(f"no foundation named {name}") from exc
     return view
-
-
-def base_world(name: str, *, record_log: bool = False) -> World:
-    """The base cloned into memory with the live auctioneer's settings and seed."""
-    return base_worlds(name, 1, record_log=record_log)[0]
 
 
 def base_worlds(name: str, count: int, *, record_log: bool = False) -> list[World]:

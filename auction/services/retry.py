@@ -12,7 +12,7 @@ collector for the call: a mass change allocates millions of objects and the coll
 re-scanned them again and again (seconds on a 100,000-instance auction); collection
 resumes after the call.
 
-``lock_stats`` counts what happened, for ``bench_bbs`` and the tests.
+``lock_stats`` counts what happened, for ``bench.bbs`` and the tests.
 """
 
 from __future__ import annotations

@@ -38,15 +38,6 @@ def _actual_value(name: str, value: Any) -> Any:
     return model_ports(value) if name == "ports" else value
 
 
-def actual_model_fields(row: core.ActualLRP) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name in row.__slots__:  # type: ignore[attr-defined]
-        if name in _SKIPPED:
-            continue
-        out[_ACTUAL_FIELD.get(name, name)] = _actual_value(name, getattr(row, name))
-    return out
-
-
 _CREATE_SLOTS = tuple(n for n in core.ActualLRP.__slots__  # type: ignore[attr-defined]
                       if n not in _SKIPPED)
 CREATE_FIELDS = tuple(_ACTUAL_FIELD.get(n, n) for n in _CREATE_SLOTS)
@@ -55,8 +46,8 @@ _create_getter = attrgetter(*_CREATE_SLOTS)
 
 
 def actual_create_values(row: core.ActualLRP) -> Sequence[Any]:
-    """A new row's values in ``CREATE_FIELDS`` order (what ``actual_model_fields`` gives,
-    as a list: no dict per row when a scale creates 100,000)."""
+    """A new row's values in ``CREATE_FIELDS`` order, as a list: no dict per row when a
+    scale creates 100,000."""
     values = _create_getter(row)
     if not values[_PORTS]:
         return values  # no ports: the empty tuple is stored as [] like an empty list

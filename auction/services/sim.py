@@ -139,7 +139,7 @@ def sim_tick_forget() -> None:
 
 
 @retry_locked
-def auctioneer_run(trigger: str = "queue", config: AuctionConfig | None = None) -> list[AuctionSummary]:
+def auctioneer_run(config: AuctionConfig | None = None) -> list[AuctionSummary]:
     """Auctions now, back to back while new work waits (auction.md 1 step 2); [] when
     another process holds the simulation."""
     with cluster_lock(SIMULATION_LOCK) as held:
@@ -152,7 +152,7 @@ def auctioneer_run(trigger: str = "queue", config: AuctionConfig | None = None) 
 
 
 @retry_locked
-def auction_once(trigger: str = "queue", config: AuctionConfig | None = None) -> AuctionSummary | None:
+def auction_once(config: AuctionConfig | None = None) -> AuctionSummary | None:
     """One auction now, if any work is queued (carried-over work included)."""
     store = _store(config)
     first = _newest(AuctionRun)

@@ -8,36 +8,7 @@ zone). Then: the clone (``world_from_view``), a 600 s plan with a zone failure b
 baseline, and "how many more 4 GB instances fit". Prints figures; asserts nothing
 (performance is measured, not tested).
 
-Figures (defaults: 1,000 cells / 250,000 instances, the shared 2-core machine at rest,
-November 2026): the 600 s fail_zone plan's run and result took 34.2 s before issue 17's
-speed work (64.5 s on a busy machine), 19.3 s / 19.2 cpu-s after; the two clones 1.9 s
-before and 1.8 s after. The target is 15 s.
-
-Then the engine's columns and heaps and the DesiredLRPs kept between auctions and passes
-(issue 14 point 5 / issue 17 point 4), measured beside the code before it, run for run,
-on the shared 2-core machine busy with other work (that code took 24.0-26.0 s there, not
-19.3 s): the plan's run and result before 24.0 s min / 25.3 s median (23.9 / 25.0 cpu-s),
-after 20.5 s / 21.9 s (20.4 / 21.8 cpu-s), three runs each; "how many more fit" 0.26-0.41 s
-before, 0.30-0.35 s after. The plan is mostly its 40 convergence passes over 250,000 rows
-(the BBS's one selection rule reads every row) and the zone failure's one auction of
-83,408 replacements, so the 15 s target is not reached yet.
-
-Then the per-event and per-auction overheads trimmed (``auction.sim.bench``'s third
-round: the crash draw, the due starts, a claim's row write, ``evolve``, the pass re-reading
-only the rows written since the last one, the selection looking each app up once), measured
-beside the code before it, the two run at the same time on the shared 2-core machine at a
-load average of 10-19 (both far above their figures at rest): the plan's run and result
-before 40.1 / 39.1 cpu-s, after 33.5 / 32.4 cpu-s (two pairs), about 17 % less (at rest,
-roughly 20 -> 17 cpu-s).
-The 15 s target is not reached: the passes' walk of every row and the one big auction stay.
-
-Then the quiet passes (docs/behaviour/bbs.md 4.5: a pass over unchanged rows, nothing to do
-and nothing waiting on the clock, is answered by the last one's LRP half instead of a walk
-of every row; the settled baseline and the plan after its 33 s are nearly all such passes),
-measured beside the code before it, paired run for run (``farm-bench -n 3``), a quiet
-machine, November 27: the plan's run and result 13.4-14.0 s before, 10.5-10.8 s after (the
-whole command 16.9 s -> 13.8 s median, A/B 0.82); with the two clones (1.9 s) a plan
-answers in about 12.6 s. Issue 17's 15 s is met.
+The figures and their history are in docs/performance.md.
 """
 
 from __future__ import annotations
@@ -53,7 +24,8 @@ from auction.sim.base import world_from_view
 from auction.sim.capacity import capacity, work_shape
 from auction.sim.cfdot import ClusterView
 from auction.sim.model import Load, SimApp, SimCell
-from auction.sim.plans import plan_changes, plan_result, run_plan_worlds
+from auction.sim.plan_changes import plan_changes
+from auction.sim.plans import plan_result, run_plan_worlds
 
 ZONES = ("z1", "z2", "z3")
 SIZES = (128, 256, 256, 512, 512, 1024)

@@ -1,8 +1,9 @@
 """The lines of a cfdot capture, each checked (plans.md 3.1).
 
 Every line's kind is told by its keys (``kind_of``); every field the simulator keeps is
-checked against the shapes Diego prints, and a line that breaks one is refused with
-``CaptureError``: ``file:line: field: why``. Secrets are never read. What the lines say
+checked against the shapes Diego prints (``auction.sim.cfdot_fields``), and a line that
+breaks one is refused with ``CaptureError``: ``file:line: field: why``. Secrets are never
+read. What the lines say
 becomes a cluster in ``auction.sim.cfdot_read``.
 """
 
@@ -10,13 +11,13 @@ from __future__ import annotations
 
 import gzip
 import io
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
 from auction.bbs import types as core
 from auction.bbs.validation import storable_text
+from auction.sim.cfdot_fields import CaptureError, Line, quoted
 
 #: Below this a "timestamp" cannot be UNIX nanoseconds (before 1973): it is the
 #: simulator's own clock printed by ``diego dump``, kept as it is (origin 0).
@@ -34,106 +35,6 @@ PRESENCES = ("ORDINARY", "EVACUATING", "SUSPECT")  # proto values 0, 1, 2
 TASK_STATES = ("Invalid", "Pending", "Running", "Completed", "Resolving")  # proto values 0..4
 TASK_STATE_CORE = {"Pending": core.PENDING, "Running": core.TASK_RUNNING,
                     "Completed": core.COMPLETED, "Resolving": core.RESOLVING}
-
-
-class CaptureError(ValueError):
-    """A capture the importer refuses: ``message`` is ``file:line: field: why``."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-@dataclass(slots=True)
-class Line:
-    """One record being read: where it came from, for the error message."""
-
-    source: str
-    number: int
-    data: dict[str, Any]
-
-    def fail(self, key: str, why: str) -> CaptureError:
-        return CaptureError(f"{self.source}:{self.number}: {key}: {why}")
-
-    def get(self, key: str, default: Any = None) -> Any:
-        value = self.data.get(key)
-        return default if value is None else value  # plans.md 3.1: missing, null alike
-
-    def text(self, key: str, *, required: bool = False, limit: int | None = None,
-             where: dict[str, Any] | None = None, label: str | None = None) -> str:
-        value = (self.data if where is None else where).get(key)
-        name = label or key
-        if value is None:
-            if required:
-                raise self.fail(name, "missing")
-            return ""
-        if not isinstance(value, str):
-            raise self.fail(name, f"expected a string, got {_show(value)}")
-        if required and not value:
-            raise self.fail(name, "empty")
-        if limit is not None and len(value) > limit:
-            raise self.fail(name, f"longer than {limit} characters")
-        return value
-
-    def integer(self, key: str, *, minimum: int | None = 0, required: bool = False,
-                where: dict[str, Any] | None = None, label: str | None = None) -> int:
-        data = self.data if where is None else where
-        name = label or key
-        value = data.get(key)
-        if value is None:
-            if required:
-                raise self.fail(name, "missing")
-            return 0
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(name, f"expected an integer, got {_show(value)}")
-        if minimum is not None and value < minimum:
-            raise self.fail(name, f"must be at least {minimum}, got {value}")
-        return value
-
-    def flag(self, key: str) -> bool:
-        value = self.data.get(key)
-        if value is None:
-            return False
-        if not isinstance(value, bool):
-            raise self.fail(key, f"expected true or false, got {_show(value)}")
-        return value
-
-    def strings(self, key: str, where: dict[str, Any] | None = None, label: str | None = None) -> tuple[str, ...]:
-        value = (self.data if where is None else where).get(key)
-        if value is None:
-            return ()
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self.fail(label or key, f"expected a list of strings, got {_show(value)}")
-        return tuple(value)
-
-    def obj(self, key: str) -> dict[str, Any]:
-        value = self.data.get(key)
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
-            raise self.fail(key, f"expected an object, got {_show(value)}")
-        return value
-
-    def enum(self, key: str, names: tuple[str, ...], *, required: bool = True) -> str:
-        """plans.md 3.1: an enum as its name or its proto number (case as printed)."""
-        value = self.data.get(key)
-        if value is None:
-            if required:
-                raise self.fail(key, "missing")
-            return names[0]
-        if isinstance(value, int) and not isinstance(value, bool):
-            if 0 <= value < len(names):
-                return names[value]
-        elif isinstance(value, str):
-            for name in names:
-                if value.upper() == name.upper():
-                    return name
-        raise self.fail(key, f"unknown value {_show(value)}")
-
-
-def _show(value: Any) -> str:
-    text = json.dumps(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 @dataclass(slots=True)
@@ -259,7 +160,7 @@ def take(capture: Capture, line: Line, data: Any) -> None:
             row = data.get(member)
             if row is not None:
                 if not isinstance(row, dict):
-                    raise line.fail(member, f"expected an object, got {_show(row)}")
+                    raise line.fail(member, f"expected an object, got {quoted(row)}")
                 _actual(capture, Line(line.source, line.number, row))
         return
     {"cells": _cell, "cell-states": _state, "desired-lrps": _desired,
@@ -305,7 +206,7 @@ def _cell(capture: Capture, line: Line) -> None:
     if not isinstance(providers, list) or not all(isinstance(p, dict) and isinstance(p.get("name"), str)
                                                   for p in providers):
         raise line.fail("rootfs_provider_list", f"expected a list of {{name, properties}}, got "
-                        f"{_show(providers)}")
+                        f"{quoted(providers)}")
     for p in providers:
         line.strings("properties", where=p, label="rootfs_provider_list.properties")
     line.strings("placement_tags")
@@ -323,7 +224,7 @@ def _state(capture: Capture, line: Line) -> None:
     providers = line.obj("RootFSProviders")
     for scheme, provider in providers.items():
         if provider is not None and not isinstance(provider, dict):
-            raise line.fail(f"RootFSProviders.{scheme}", f"expected an object, got {_show(provider)}")
+            raise line.fail(f"RootFSProviders.{scheme}", f"expected an object, got {quoted(provider)}")
     line.text("Zone", limit=ID_LIMIT)
     line.flag("Evacuating")
     line.strings("VolumeDrivers")
@@ -361,7 +262,7 @@ def _desired(capture: Capture, line: Line) -> None:
         line.integer("index", where=tag, label="modification_tag.index")
     ports = line.get("ports", [])
     if not isinstance(ports, list) or not all(isinstance(p, int) and not isinstance(p, bool) for p in ports):
-        raise line.fail("ports", f"expected a list of port numbers, got {_show(ports)}")
+        raise line.fail("ports", f"expected a list of port numbers, got {quoted(ports)}")
     volume_drivers(line)
     _unique(capture.desired, guid, line, "process_guid", f"desired LRP {guid!r}")
 
@@ -369,12 +270,12 @@ def _desired(capture: Capture, line: Line) -> None:
 def volume_drivers(line: Line) -> tuple[str, ...]:
     mounts = line.get("volume_mounts", [])
     if not isinstance(mounts, list) or not all(isinstance(m, dict) for m in mounts):
-        raise line.fail("volume_mounts", f"expected a list of objects, got {_show(mounts)}")
+        raise line.fail("volume_mounts", f"expected a list of objects, got {quoted(mounts)}")
     drivers: list[str] = []
     for mount in mounts:
         driver = mount.get("driver")
         if driver is not None and not isinstance(driver, str):
-            raise line.fail("volume_mounts.driver", f"expected a string, got {_show(driver)}")
+            raise line.fail("volume_mounts.driver", f"expected a string, got {quoted(driver)}")
         if driver and driver not in drivers:
             drivers.append(driver)
     return tuple(drivers)
@@ -486,7 +387,7 @@ def _actual_checked(line: Line) -> None:
     line.integer("since")
     ports = line.get("ports", [])
     if not isinstance(ports, list) or not all(isinstance(p, dict) for p in ports):
-        raise line.fail("ports", f"expected a list of port mappings, got {_show(ports)}")
+        raise line.fail("ports", f"expected a list of port mappings, got {quoted(ports)}")
     for p in ports:
         line.integer("container_port", where=p, label="ports.container_port")
         line.integer("host_port", where=p, label="ports.host_port")

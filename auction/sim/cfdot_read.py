@@ -29,6 +29,7 @@ from typing import IO, Any
 
 from auction.bbs import types as core
 from auction.sim.cfdot import NS, ClusterView
+from auction.sim.cfdot_fields import CaptureError, Line
 from auction.sim.cfdot_lines import (
     DEFAULT_ZONE,
     START_DELAY_S,
@@ -37,8 +38,6 @@ from auction.sim.cfdot_lines import (
     TASK_STATES,
     UNIX_NS_FLOOR,
     Capture,
-    CaptureError,
-    Line,
     kind_of,
     lines_of,
     take,

@@ -75,9 +75,9 @@ _UNIT = 1.0 / (1 << 53)
 def _draw(key: str) -> float:
     """A uniform draw in [0, 1) fixed by ``key``: the top 53 bits of its BLAKE2b digest.
 
-    A hash, not a seeded Mersenne Twister: seeding one cost 5 us a start (its whole state
-    made and twisted for one number), a tenth of a real-size run's starts; the digest
-    costs 0.5 us and is as evenly spread."""
+    A hash, not a seeded Mersenne Twister: seeding one per start made and twisted its whole
+    state for one number, ten times the digest's cost (docs/performance.md); the digest is
+    as evenly spread."""
     return (int.from_bytes(blake2b(key.encode(), digest_size=8).digest()) >> 11) * _UNIT
 
 

@@ -19,7 +19,13 @@ from auction.selectors.clock import clock_view, sim_now
 from auction.services import plans as service
 from auction.services.errors import BBSError, ResourceNotFound
 from auction.services.store import DbStore
-from auction.sim.plans import CHANGE_NAMES, DEFAULT_HORIZON_S, PlanError, change_text, parse_change
+from auction.sim.plan_changes import (
+    CHANGE_NAMES,
+    DEFAULT_HORIZON_S,
+    PlanError,
+    change_text,
+    parse_change,
+)
 from auction.views import auctions as auction_views
 
 #: The change kinds the composer offers, with the fields each asks for (the chaos

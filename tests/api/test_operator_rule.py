@@ -70,7 +70,7 @@ API_WRITES: dict[tuple[str, str], tuple[str, Any]] = {
 
 @pytest.fixture
 def world(cluster: None) -> None:
-    auctioneer_run("test")  # lrp-a.0 is CLAIMED: it can crash
+    auctioneer_run()  # lrp-a.0 is CLAIMED: it can crash
     task_cancel("task-d")  # COMPLETED: it can be deleted
     from auction.services.plans import plan_create
 

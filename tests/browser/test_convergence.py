@@ -35,8 +35,6 @@ from convergence import Api, fresh, hooks, settle, sign_in, time_varying, watch
 from playwright.sync_api import Page, expect, sync_playwright
 from stack import LiveStack
 
-pytestmark = [pytest.mark.browser, pytest.mark.processes]
-
 SEED = int(os.environ.get("DIEGO_CONVERGENCE_SEED", "13"))
 PAGES = ("grid/", "grid/?mode=dense", "grid/?mode=zones", "lrps/", "auctions/", "events/", "otto/")
 PRESENTER, FOLLOWER = "presenter", "follower"
@@ -47,6 +45,10 @@ KINDS = ("scale", "run", "step", "speed", "fail", "restore", "crash", "admin-cel
          "dashboard-chaos", "dashboard-scenario", "shell-scenario", "present")
 STEPS = int(os.environ.get("DIEGO_CONVERGENCE_STEPS", str(len(KINDS))))
 CONVERGE_MAX_S = 20.0
+
+# The stack and ten pages, then each step: its change, up to CONVERGE_MAX_S for the pages
+# to converge and a fresh load of each to compare with. A soak of many steps runs for hours.
+pytestmark = [pytest.mark.browser, pytest.mark.processes, pytest.mark.timeout(300 + 60 * STEPS)]
 
 
 def nofollow(path: str) -> str:

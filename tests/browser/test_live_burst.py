@@ -12,9 +12,9 @@ pytestmark = pytest.mark.browser
 
 
 def _cluster(cells: int, zones: int = 4) -> None:
-    from auction.management.commands.bench_bbs import make_cells
     from auction.models import Domain
     from auction.services.clock import clock_reset
+    from bench.bbs import make_cells
 
     clock_reset(0.0, paused=True)
     Domain.objects.get_or_create(name="cf-apps", defaults={"ttl_s": 0, "expires_at": None})

@@ -47,9 +47,12 @@ def test_a_cancelled_receive_ends_as_a_cancellation_not_a_timeout(redis_channel_
     layer gives it back as ``CancelledError``; a real timeout (nobody cancelled) stays one."""
     from channels_redis.core import RedisChannelLayer as Base
 
+    reading = asyncio.Event()
+
     async def redis_like_receive(self, channel):  # type: ignore[no-untyped-def]
+        reading.set()
         try:
-            await asyncio.sleep(30)
+            await asyncio.sleep(30)  # a read that only a cancel ends
         except asyncio.CancelledError:
             raise TimeoutError("Timeout reading from redis.sock") from None
 
@@ -61,7 +64,7 @@ def test_a_cancelled_receive_ends_as_a_cancellation_not_a_timeout(redis_channel_
         channel = await layer.new_channel()
         monkeypatch.setattr(Base, "receive", redis_like_receive)
         task = asyncio.ensure_future(layer.receive(channel))
-        await asyncio.sleep(0.05)
+        await asyncio.wait_for(reading.wait(), 10)  # cancelled while reading, as a closing socket is
         task.cancel()
         try:
             await task

@@ -9,11 +9,12 @@ import pytest
 
 from auction.live import coalescer as co
 from auction.live.publish import (
-    cells_changed_after_commit,
+    cells_changed,
     dirty_set,
     mark_dirty,
+    mark_dirty_after_commit,
+    publish_after_commit,
     publish_html,
-    send_now,
     state_redis,
 )
 
@@ -82,7 +83,7 @@ def test_services_only_mark_after_commit(clean_redis) -> None:
     from django.db import transaction
 
     with transaction.atomic():
-        cells_changed_after_commit(["cell-1"])
+        mark_dirty_after_commit(*cells_changed(["cell-1"]))
         assert not clean_redis.sismember(dirty_set(), "cell:cell-1")
     assert clean_redis.sismember(dirty_set(), "cell:cell-1")
 
@@ -93,20 +94,15 @@ def test_one_transaction_makes_one_mark_so_its_change_is_one_tick(clean_redis) -
     went as two frames (spending a page's 4 a second); its marks now land as one."""
     from django.db import transaction
 
-    from auction.live.publish import (
-        generation,
-        mark_dirty_after_commit,
-        publish_after_commit,
-        publish_html_after_commit,
-    )
+    from auction.live.publish import generation
 
     before = generation() or 0
     with transaction.atomic():
         publish_after_commit("w.main.zones", {"type": "live.events"})
-        cells_changed_after_commit(["cell-1"])
+        mark_dirty_after_commit(*cells_changed(["cell-1"]))
         with transaction.atomic():
             mark_dirty_after_commit("auctions")
-        publish_html_after_commit("w.main.feed", '<div id="feed-row-y">y</div>')
+        publish_after_commit("w.main.feed", {"type": "live.frame", "html": '<div id="feed-row-y">y</div>'})
         assert clean_redis.scard(dirty_set()) == 0
     assert generation() == before + 1  # one mark
     dirty = {m.decode() for m in clean_redis.smembers(dirty_set())}
@@ -147,7 +143,7 @@ def test_latest_fragment_wins_and_legacy_messages_route_through_marks(clean_redi
     """dashboard.md L3: caller-rendered fragments collapse to the latest per element id."""
     for n in range(50):
         publish_html("w.main.feed", f'<div id="feed-row-x" hx-swap-oob="true">{n}</div>')
-    send_now("w.main.zones", {"type": "live.cells", "cells": ["cell-9"]})
+    publish_after_commit("w.main.zones", {"type": "live.cells", "cells": ["cell-9"]})  # no transaction: at once
     assert clean_redis.sismember(dirty_set(), "cell:cell-9")
     tick = co.Coalescer(only_watched=False).tick()
     feed = [m for topic, m in tick.frames if topic == "feed"]

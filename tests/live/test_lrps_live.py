@@ -39,7 +39,7 @@ async def test_a_crash_reaches_the_lrps_page_and_the_feed() -> None:
 
     await sync_to_async(scenario_load)("seed-example")
     await sync_to_async(clock_reset)(0.0, paused=True)
-    await sync_to_async(auctioneer_run)("test")
+    await sync_to_async(auctioneer_run)()
     communicator = WebsocketCommunicator(application, "/ws/live/?view=lrps", headers=ORIGIN)
     await communicator.connect()
     await communicator.receive_from(timeout=5)

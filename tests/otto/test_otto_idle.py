@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
+from django.conf import settings
 from otto_world import auction_of, submit
 
-from auction.live.publish import sim_advanced
+from auction.live.publish import clock_channel, sim_advanced, sim_channel
 from auction.otto.lifecycle import wake_in
 from auction.services.clock import clock_reset, clock_set_speed, clock_step
 from auction.services.otto_runtime import (
@@ -83,6 +84,28 @@ async def _until(predicate: Any, timeout: float = 15.0, what: str = "") -> None:
         await asyncio.sleep(0.02)
 
 
+async def _listeners(channel: str) -> int:
+    """How many connections are subscribed to ``channel`` (PUBSUB NUMSUB)."""
+    import redis.asyncio as aredis
+
+    client = aredis.Redis.from_url(settings.REDIS_STATE_URL)
+    try:
+        [(_, count)] = await client.pubsub_numsub(channel)
+        return int(count)
+    finally:
+        await client.aclose()
+
+
+async def _subscribed(channel: str, before: int, timeout: float = 15.0) -> None:
+    """Until a new listener has subscribed to ``channel``: a message published earlier
+    would have reached nobody."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while await _listeners(channel) <= before:
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"nobody subscribed to {channel}")
+        await asyncio.sleep(0.02)
+
+
 async def _stop(task: asyncio.Task[Any]) -> None:
     task.cancel()
     with contextlib.suppress(BaseException):
@@ -92,11 +115,12 @@ async def _stop(task: asyncio.Task[Any]) -> None:
 @contextlib.asynccontextmanager
 async def _auctioneer() -> AsyncIterator[Auctioneer]:
     auct = Auctioneer(use_lock=False, recheck_s=LONG, paused_recheck_s=LONG)
+    before = await _listeners(clock_channel())
     task = asyncio.create_task(auct.run())
     try:
         await asyncio.wait_for(auct.active.wait(), 20)
         await _until(lambda: auct.ticks >= 1, what="the first tick")
-        await asyncio.sleep(0.3)  # the subscription to the clock's channel is made by now
+        await _subscribed(clock_channel(), before)
         yield auct
     finally:
         auct.stop.set()
@@ -178,9 +202,10 @@ async def test_the_auctioneer_wakes_on_an_arriving_task_and_opens_its_auction_ot
 async def test_a_clock_message_puts_the_new_state_in_the_cache_before_any_read_otto_md_11() -> None:
     await database_sync_to_async(clock_reset)(0.0, paused=False)
     cache, wake = SimClockCache(), asyncio.Event()  # never refreshed from the row
+    before = await _listeners(clock_channel())
     listener = asyncio.create_task(clock_changes(wake, cache))
     try:
-        await asyncio.sleep(0.3)  # subscribed
+        await _subscribed(clock_channel(), before)
         await database_sync_to_async(clock_set_speed)(4.0)
         await asyncio.wait_for(wake.wait(), 10)
         assert cache.state.speed == 4.0 and not cache.state.paused
@@ -194,10 +219,11 @@ async def test_a_clock_message_puts_the_new_state_in_the_cache_before_any_read_o
 async def test_the_orchestrators_housekeep_only_when_told_otto_md_11() -> None:
     await database_sync_to_async(clock_reset)(0.0, paused=True)
     fleet = OrchestratorFleet(elastic=True)
+    before = await _listeners(sim_channel())
     task = asyncio.create_task(fleet.run())
     try:
         await _until(lambda: fleet.rounds >= 1, what="the first round")
-        await asyncio.sleep(0.3)  # subscribed
+        await _subscribed(sim_channel(), before)  # one SUBSCRIBE names both channels
         before = fleet.rounds
         await asyncio.sleep(1.0)
         assert fleet.rounds == before  # polling every 250 ms would have made 4

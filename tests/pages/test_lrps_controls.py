@@ -83,7 +83,7 @@ def test_clock_controls_pause_resume_speed_and_audit(operator, seeded) -> None: 
 
 def test_step_goes_to_the_next_scheduled_event(operator, seeded) -> None:  # type: ignore[no-untyped-def]
     """C1: step to the next scheduled event: here a claimed instance becoming RUNNING."""
-    auctioneer_run("test")
+    auctioneer_run()
     upcoming = next_scheduled_event(0.0)
     ready = min(ActualLRP.objects.values_list("ready_at", flat=True))
     assert upcoming.what == "instance start" and upcoming.at == ready
@@ -117,7 +117,7 @@ def test_chaos_cell_zone_and_crash(operator, seeded) -> None:  # type: ignore[no
     assert "zone z2 failed (2 cells)" in response.content.decode()
     assert set(Cell.objects.filter(zone__name="z2").values_list("state", flat=True)) == {"failed"}
     post(operator, "/controls/chaos/", action="zone_restore", zone="z2")
-    auctioneer_run("test")
+    auctioneer_run()
     placed = ActualLRP.objects.filter(state="CLAIMED").first()
     response = post(operator, "/controls/chaos/", action="crash", instance=f"{placed.desired_id}.{placed.index}")
     assert response.status_code == 200 and "crashed" in response.content.decode()

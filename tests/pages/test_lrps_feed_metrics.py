@@ -40,7 +40,7 @@ def test_header_uses_diegos_names_verbatim_with_values_and_tooltips() -> None:
     """M1: each of Diego's names, a value, a tooltip; Domain.<name> for fresh domains."""
     scenario_load("seed-example")
     clock_reset(0.0, paused=True)
-    auctioneer_run("test")
+    auctioneer_run()
     convergence_run(30.0)
     metrics = by_name()
     assert [n for n in DIEGO_NAMES if n not in metrics] == []
@@ -68,7 +68,7 @@ def test_header_never_contradicts_the_grid() -> None:
     scenario_load("seed-example")
     clock_reset(0.0, paused=True)
     convergence_run(30.0)  # the pass saw 5 UNCLAIMED
-    auctioneer_run("test")  # ... which are CLAIMED now
+    auctioneer_run()  # ... which are CLAIMED now
     metrics = by_name()
     assert (metrics["LRPsUnclaimed"].value, metrics["LRPsClaimed"].value) == (0, 5)
     assert metrics["LRPsClaimed"].asof == ""
@@ -82,7 +82,7 @@ def test_auction_counters_read_each_records_counts_and_old_records_still_count()
     it carried them is counted from its placements and failures."""
     scenario_load("seed-example")
     clock_reset(0.0, paused=True)
-    auctioneer_run("test")
+    auctioneer_run()
     series = {n: by_name()[n].series for n in ("AuctioneerLRPAuctionsStarted", "AuctioneerTaskAuctionsStarted")}
     assert series["AuctioneerLRPAuctionsStarted"][-1] == 5 and series["AuctioneerTaskAuctionsStarted"][-1] >= 1
     run = AuctionRun.objects.order_by("-id").first()

@@ -59,7 +59,7 @@ def test_restart_countdown_reads_42_s() -> None:
 def test_rows_count_states_presences_missing_extra_and_zones() -> None:
     """dashboard.md D1: ORDINARY by state, EVACUATING/SUSPECT apart, missing/extra as step 3."""
     seed()
-    auctioneer_run("test")
+    auctioneer_run()
     rows = rows_by_guid()
     a = rows["lrp-a"]
     assert a.instances == 3 and a.ordinary["CLAIMED"] == 3 and a.missing == [] and a.extra == []

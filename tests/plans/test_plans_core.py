@@ -8,15 +8,8 @@ import pytest
 from auction.engine import AuctionConfig
 from auction.sim.memory import World
 from auction.sim.model import SimApp, SimCell
-from auction.sim.plans import (
-    PlanError,
-    parse_change,
-    plan_changes,
-    plan_horizon,
-    plan_result,
-    run_plan,
-    zone_loss,
-)
+from auction.sim.plan_changes import PlanError, parse_change, plan_changes, plan_horizon
+from auction.sim.plans import plan_result, run_plan, zone_loss
 from auction.sim.scenario import world_from_scenario
 
 

@@ -1,8 +1,8 @@
 """A completion-callback receiver that never answers, against the whole stack (bbs.md 7.1).
 
 Issue 15: with callbacks on the clock's worker threads, 12 tasks calling back a dead
-receiver made 20 new instances take 57 s to run instead of ~5 s and the receiver got 84
-POSTs. Here the stack runs as ``make run`` starts it (callbacks on their own queue and
+receiver made 20 new instances take ten times as long to run and the receiver got seven
+POSTs a task (docs/performance.md). Here the stack runs as ``make run`` starts it (callbacks on their own queue and
 worker); the test prints how long the 20 instances took beside the same scale-up with no
 callbacks pending, and checks the POST budget and the single success.
 """

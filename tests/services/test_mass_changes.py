@@ -137,7 +137,7 @@ def flood(cluster: None, monkeypatch: pytest.MonkeyPatch) -> int:
     monkeypatch.setattr(store, "RECORD_ITEMS_MAX", 100)
     monkeypatch.setattr(store, "RECORD_SAMPLE", 20)
     desired_lrp_update("lrp-a", {"instances": 3003})
-    summary = auction_once("test")
+    summary = auction_once()
     assert summary is not None
     return summary.run_id
 

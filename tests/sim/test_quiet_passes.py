@@ -14,7 +14,8 @@ from auction.engine import AuctionConfig
 from auction.sim.base import world_from_view
 from auction.sim.bench_plans import synthetic_view
 from auction.sim.memory import SimApp, SimCell, SimTask, World
-from auction.sim.plans import plan_changes, plan_result, run_plan_worlds
+from auction.sim.plan_changes import plan_changes
+from auction.sim.plans import plan_result, run_plan_worlds
 
 
 def _no_durations(value: Any) -> Any:

@@ -194,7 +194,7 @@ class Command(BaseCommand):
                 self.stdout.write(line)
         elif verb == "advance":
             report = sim_advance()
-            placed = sum(s.placed for s in auctioneer_run("cli"))
+            placed = sum(s.placed for s in auctioneer_run())
             self.stdout.write(f"advanced to {report.now if report else '?'}; placed {placed}")
 
     def _dump_dir(self, view: Any, directory: str) -> None:

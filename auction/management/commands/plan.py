@@ -10,7 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from auction.services.errors import BBSError
-from auction.sim.plans import DEFAULT_HORIZON_S, PlanError, parse_change
+from auction.sim.plan_changes import DEFAULT_HORIZON_S, PlanError, parse_change
 
 
 class Command(BaseCommand):

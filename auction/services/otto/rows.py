@@ -122,7 +122,7 @@ def save_fields(model: Any, rows: list[Any], fields: list[str]) -> None:
     """UPDATE ``fields`` of ``rows`` with one prepared statement run many times.
 
     Django's bulk_update builds a CASE per field and row, which takes seconds for a few
-    hundred auctions; award latency cannot afford that (bench_otto).
+    hundred auctions; award latency cannot afford that (bench.otto).
     """
     if not rows:
         return

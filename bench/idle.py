@@ -1,6 +1,6 @@
 """Benchmark of the idle stack (dashboard.md L9): CPU of each ``make run`` process at rest.
 
-    manage.py bench_idle [--seconds 60] [--settle 20] [--browser] [--json]
+    python -m bench.idle [--seconds 60] [--settle 20] [--browser] [--json]
 
 Starts the real stack the way ``make run`` does (``manage.py bootstrap``, then
 ``python -m diego_web.supervise``: redis, daphne, the Celery worker and beat, the Otto
@@ -19,6 +19,7 @@ stopped completely at the end, whatever happened.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -35,7 +36,6 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 ROOT = Path(settings.BASE_DIR)
 IDLE_TARGET_PCT = 3.0
@@ -134,14 +134,14 @@ class Stack:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise CommandError(f"the supervisor exited early:\n{self.log()[-3000:]}")
+                raise RuntimeError(f"the supervisor exited early:\n{self.log()[-3000:]}")
             try:
                 with urllib.request.urlopen(self.url, timeout=2) as response:
                     if response.status == 200:
                         return
             except OSError:
                 time.sleep(0.3)
-        raise CommandError(f"no answer at {self.url} within {timeout:.0f} s:\n{self.log()[-3000:]}")
+        raise RuntimeError(f"no answer at {self.url} within {timeout:.0f} s:\n{self.log()[-3000:]}")
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
@@ -201,52 +201,59 @@ def table(title: str, figures: dict[str, float], target: float) -> str:
     return "\n".join(lines)
 
 
-class Command(BaseCommand):
-    help = "CPU of the idle make-run stack per process, without and with one browser."
+def parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.idle",
+        description="CPU of the idle make-run stack per process, without and with one browser.")
+    parser.add_argument("--seconds", type=float, default=60.0, help="each measurement's wall seconds")
+    parser.add_argument("--settle", type=float, default=20.0,
+                        help="seconds to wait after the stack answers (start-up work)")
+    parser.add_argument("--browser", action="store_true",
+                        help="then measure again with one chromium page on /grid/ at 1x")
+    parser.add_argument("--json", action="store_true")
+    return parser
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--seconds", type=float, default=60.0, help="each measurement's wall seconds")
-        parser.add_argument("--settle", type=float, default=20.0,
-                            help="seconds to wait after the stack answers (start-up work)")
-        parser.add_argument("--browser", action="store_true",
-                            help="then measure again with one chromium page on /grid/ at 1x")
-        parser.add_argument("--json", action="store_true")
 
-    def handle(self, *args: Any, **options: Any) -> None:
-        stack = Stack()
-        out: dict[str, Any] = {"database": "postgresql" if stack.pg_database else "sqlite",
-                               "seconds": options["seconds"]}
-        try:
-            stack.start()
-            time.sleep(options["settle"])
-            roots = stack.processes()
-            out["idle"] = own_cpu(roots, options["seconds"])
+def main(argv: list[str] | None = None) -> None:
+    options = vars(parser().parse_args(argv))
+    stack = Stack()
+    out: dict[str, Any] = {"database": "postgresql" if stack.pg_database else "sqlite",
+                           "seconds": options["seconds"]}
+    try:
+        stack.start()
+        time.sleep(options["settle"])  # the measured quantity: the stack after its start-up work
+        roots = stack.processes()
+        out["idle"] = own_cpu(roots, options["seconds"])
+        if not options["json"]:
+            print(f"database: {out['database']}, {options['seconds']:g} s each")
+            print(table("no browser:", out["idle"], IDLE_TARGET_PCT))
+        if options["browser"]:
+            out["browser"] = with_browser(stack, roots, options["seconds"])
             if not options["json"]:
-                self.stdout.write(f"database: {out['database']}, {options['seconds']:g} s each")
-                self.stdout.write(table("no browser:", out["idle"], IDLE_TARGET_PCT))
-            if options["browser"]:
-                out["browser"] = self._with_browser(stack, roots, options)
-                if not options["json"]:
-                    self.stdout.write(table("one browser on /grid/ at 1x:", out["browser"],
-                                            BROWSER_TARGET_PCT))
+                print(table("one browser on /grid/ at 1x:", out["browser"], BROWSER_TARGET_PCT))
+    finally:
+        stack.stop()
+    if options["json"]:
+        print(json.dumps(out, indent=2))
+
+
+def with_browser(stack: Stack, roots: dict[str, int], seconds: float) -> dict[str, float]:
+    from playwright.sync_api import sync_playwright
+
+    subprocess.run([sys.executable, "manage.py", "diego", "clock", "--resume", "--speed", "1"],
+                   cwd=ROOT, env=stack.env, capture_output=True, timeout=60)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=_chromium(), headless=True,
+                                    args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page()
+            page.goto(stack.url + "grid/", wait_until="load")
+            time.sleep(5)  # the socket opens and the first frames arrive
+            # The browser is the client, not the stack: it is not in the figures.
+            return own_cpu(roots, seconds)
         finally:
-            stack.stop()
-        if options["json"]:
-            self.stdout.write(json.dumps(out, indent=2))
+            browser.close()
 
-    def _with_browser(self, stack: Stack, roots: dict[str, int], options: dict[str, Any]) -> dict[str, float]:
-        from playwright.sync_api import sync_playwright
 
-        subprocess.run([sys.executable, "manage.py", "diego", "clock", "--resume", "--speed", "1"],
-                       cwd=ROOT, env=stack.env, capture_output=True, timeout=60)
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=_chromium(), headless=True,
-                                        args=["--no-sandbox", "--disable-gpu"])
-            try:
-                page = browser.new_page()
-                page.goto(stack.url + "grid/", wait_until="load")
-                time.sleep(5)  # the socket opens and the first frames arrive
-                # The browser is the client, not the stack: it is not in the figures.
-                return own_cpu(roots, options["seconds"])
-            finally:
-                browser.close()
+if __name__ == "__main__":
+    main()

@@ -1,6 +1,6 @@
 """Benchmarks of the database shell (issue: BBS and auctioneer loop). Prints JSON.
 
-    DATABASE_URL=postgres://… manage.py bench_bbs --wipe
+    DATABASE_URL=postgres://… python -m bench.bbs --wipe
 
 1. A convergence pass over 10,000 desired LRPs and 250,000 actual LRPs (1,000 cells in
    5 zones, one cell lost, 1 % of instances missing, 0.5 % crashed and due a restart).
@@ -17,90 +17,18 @@
 against: hence --wipe. Quote figures with ``DJANGO_DEBUG=0`` (the debug cursor records
 every statement).
 
-Measured on the 2-core development machine (load about 1), before and after the
-happy-path work (the engine's per-process heaps, the round's claims and failures in one
-bulk write without a re-read, PostgreSQL's straight copy of a scale's new rows):
-
-========================  ===================  =======================
-figure                    SQLite before/after  PostgreSQL before/after
-========================  ===================  =======================
-happy ``all_running_s``   41.5 / 12.6 s        48.0 / 17.2 s
-flood ``scale_up_s``      1.97 / 1.95 s        2.04 / 1.76 s
-flood ``auction_s``       3.77 / 3.25 s        5.61 / 4.88 s
-========================  ===================  =======================
-
-The issue's figures (133 s / 97 s for the happy path) did not reproduce: the code before
-this work measured 41.5 / 48.0 s here. Figures move with the machine's load: at a load
-of 10 the flood's auction took 9.8 s before and 8.5 s after.
-
-With the grid page asked for every 0.2 s by a web process of its own (``PageProbe``,
-which takes its share of the two cores), on a later, slower day of the same machine
-(the in-memory benchmark ran 15 % slower than its quoted figure):
-
-==========================  ==============  ==============
-figure                      SQLite          PostgreSQL
-==========================  ==============  ==============
-happy ``all_running_s``     15.2-16.2 s     20.6 s
-happy ``grid_p95_s``        0.60-0.91 s     0.79 s
-flood ``scale_up_s``        2.3-2.7 s       2.15-2.17 s
-flood ``auction_s``         3.8-4.6 s       5.7-6.2 s
-flood ``grid_p95_s``        0.54-0.70 s     0.65-0.75 s
-flood ``slowest_tick_s``    4.55 s          0.16-0.21 s
-==========================  ==============  ==============
-
-On SQLite the clock's tick waited for the flood's auction: one writer at a time, and the
-auction held the write lock from its read to its commit.
-
-Then (November 2026, night), with SQLite's auction read in a snapshot and its engine and
-write preparation run outside the write lock (``services/reading_apart.py``), values
-every row shares sent once and rows picked by key in one statement (``services/bulk.py``),
-SQLite's new rows read as one JSON array, the tray counted by the database, the engine
-answering a repeated failure without a walk, and this command's wipe leaving no dead
-tuples behind on PostgreSQL. Two runs each, the grid probe beside, the machine at rest:
-
-==========================  ==============  ==============
-figure                      SQLite          PostgreSQL
-==========================  ==============  ==============
-happy ``all_running_s``     11.8 s          14.4 s
-happy ``grid_p95_s``        0.42 s          0.56 s
-flood ``scale_up_s``        1.39-1.54 s     1.58-1.65 s
-flood ``auction_s``         2.80 s          4.56-4.79 s
-flood ``grid_p95_s``        0.33 s          0.39-0.40 s
-flood ``slowest_tick_s``    0.67-0.73 s     0.19 s
-flood ``scale_down_s``      1.49-1.59 s     1.47-1.54 s
-==========================  ==============  ==============
-
-SQLite's other writers now wait only for the auction's writes (16-17 ticks went through
-during it, against one before). The same machine ran the in-memory benchmark's code of
-the day before in 13.6-17.9 s, against 12.9-14.4 s on the day of the table above: its
-speed drifts, so compare figures of one table.
-
-The same code (November 28) on another machine of the same kind, faster and quiet (load
-average under 1; the in-memory benchmark's code of the table above ran 8.5-8.8 s there,
-not 11.1-12.4 s), two runs each, the grid probe beside:
-
-==========================  ==============  ==============
-figure                      SQLite          PostgreSQL
-==========================  ==============  ==============
-happy ``all_running_s``     8.63 s          10.8 s
-happy ``grid_p95_s``        0.34 s          0.36 s
-flood ``scale_up_s``        1.16-1.17 s     1.26 s
-flood ``auction_s``         2.22-2.23 s     3.82 s
-flood ``grid_p95_s``        0.25 s          0.38-0.42 s
-flood ``slowest_tick_s``    0.56-0.57 s     0.11-0.14 s
-flood ``scale_down_s``      1.14-1.16 s     1.02-1.04 s
-==========================  ==============  ==============
+The figures and their history are in docs/performance.md.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import threading
 import time
 from typing import Any
 
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection, transaction
 
 from auction.live.publish import suppressed
@@ -118,7 +46,7 @@ def wipe() -> None:
     models = (PendingWork, ActualLRP, DesiredLRP, Task, Domain, Cell, Zone)
     if connection.vendor == "postgresql":
         # As a fresh cluster is: a DELETE left the last part's 100,000 rows as dead tuples
-        # that the next part's first reads walked (0.2 s of a scale-up's own 3-row read).
+        # that the next part's first reads walked (most of a scale-up's own 3-row read).
         with connection.cursor() as cursor:
             cursor.execute("TRUNCATE " + ", ".join(connection.ops.quote_name(m._meta.db_table) for m in models))
     for model in models:
@@ -221,7 +149,7 @@ def bench_auction(cells: int, apps: int, instances: int) -> dict[str, Any]:
         PendingWork(kind="lrp", ident=f"app-{a:04d}.{i}", process_guid=f"app-{a:04d}", index=i,
                     queued_at=0.0) for a in range(apps) for i in range(instances))
     start = time.perf_counter()
-    summary = auction_once("bench")
+    summary = auction_once()
     seconds = time.perf_counter() - start
     assert summary is not None
     return {"cells": cells, "batch": summary.items, "placed": summary.placed,
@@ -247,7 +175,7 @@ def bench_flood(instances: int) -> dict[str, Any]:
         timed("scale_up_s", desired_lrp_update, "lrp-a", {"instances": instances})
         figures["queued_after_scale_up"] = PendingWork.objects.count()
         with Ticker() as ticker:
-            summary = timed("auction_s", auction_once, "bench")
+            summary = timed("auction_s", auction_once)
     figures.update(probe.figures())
     figures["auction_failed"] = summary.failed if summary is not None else None
     figures["ticks_during_auction"] = ticker.ticks
@@ -399,44 +327,51 @@ def bench_happy(instances: int, cells: int) -> dict[str, Any]:
     return figures
 
 
-class Command(BaseCommand):
-    help = "Benchmark a convergence pass (10k desired / 250k actual) and a 1,000-instance auction."
+def parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.bbs",
+        description="Benchmark a convergence pass (10k desired / 250k actual) and a 1,000-instance auction.")
+    parser.add_argument("--wipe", action="store_true", help="required: replaces the cluster")
+    parser.add_argument("--desired", type=int, default=10_000)
+    parser.add_argument("--instances", type=int, default=25)
+    parser.add_argument("--flood", type=int, default=100_000,
+                        help="instances of the unplaceable flood (0: skip it)")
+    parser.add_argument("--happy", nargs="?", type=int, const=100_000, default=0,
+                        help="the happy path: N instances (default 100,000) on 1,000 cells")
+    parser.add_argument("--happy-cells", type=int, default=1000)
+    parser.add_argument("--only", default="",
+                        help=f"comma-separated parts to run, of {', '.join(PARTS)}")
+    return parser
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--wipe", action="store_true", help="required: replaces the cluster")
-        parser.add_argument("--desired", type=int, default=10_000)
-        parser.add_argument("--instances", type=int, default=25)
-        parser.add_argument("--flood", type=int, default=100_000,
-                            help="instances of the unplaceable flood (0: skip it)")
-        parser.add_argument("--happy", nargs="?", type=int, const=100_000, default=0,
-                            help="the happy path: N instances (default 100,000) on 1,000 cells")
-        parser.add_argument("--happy-cells", type=int, default=1000)
-        parser.add_argument("--only", default="",
-                            help=f"comma-separated parts to run, of {', '.join(PARTS)}")
 
-    def handle(self, *args: Any, **options: Any) -> None:
-        if not options["wipe"]:
-            raise CommandError("bench_bbs replaces the cluster in this database; pass --wipe")
-        # A fresh checkout (or a new bench database) has no tables yet: the cluster this
-        # replaces starts from the current schema.
-        call_command("migrate", interactive=False, verbosity=0)
-        only = {p.strip() for p in options["only"].split(",") if p.strip()}
-        if only - set(PARTS):
-            raise CommandError(f"--only: unknown part {sorted(only - set(PARTS))[0]!r}; parts: {', '.join(PARTS)}")
-        if options["happy"] and not only:
-            only = set(PARTS)
-        parts = only or {"auction", "convergence", "flood"}
-        out: dict[str, Any] = {"database": connection.vendor}
-        set_trigger_suppressed(True)
-        with suppressed():
-            if "auction" in parts:
-                with transaction.atomic():
-                    out["auction_1000_on_100_cells"] = bench_auction(100, 40, 25)
-            if "convergence" in parts:
-                out["convergence"] = bench_convergence(options["desired"], options["instances"], 1000)
-            if "flood" in parts and options["flood"]:
-                out["unplaceable_flood"] = bench_flood(options["flood"])
-            if "happy" in parts:
-                out["happy_path"] = bench_happy(options["happy"] or 100_000, options["happy_cells"])
-            wipe()
-        self.stdout.write(json.dumps(out, indent=2))
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    if not args.wipe:
+        parser().error("it replaces the cluster in this database; pass --wipe")
+    only = {p.strip() for p in args.only.split(",") if p.strip()}
+    if only - set(PARTS):
+        parser().error(f"--only: unknown part {sorted(only - set(PARTS))[0]!r}; parts: {', '.join(PARTS)}")
+    # A fresh checkout (or a new bench database) has no tables yet: the cluster this
+    # replaces starts from the current schema.
+    call_command("migrate", interactive=False, verbosity=0)
+    if args.happy and not only:
+        only = set(PARTS)
+    parts = only or {"auction", "convergence", "flood"}
+    out: dict[str, Any] = {"database": connection.vendor}
+    set_trigger_suppressed(True)
+    with suppressed():
+        if "auction" in parts:
+            with transaction.atomic():
+                out["auction_1000_on_100_cells"] = bench_auction(100, 40, 25)
+        if "convergence" in parts:
+            out["convergence"] = bench_convergence(args.desired, args.instances, 1000)
+        if "flood" in parts and args.flood:
+            out["unplaceable_flood"] = bench_flood(args.flood)
+        if "happy" in parts:
+            out["happy_path"] = bench_happy(args.happy or 100_000, args.happy_cells)
+        wipe()
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,6 +1,6 @@
 """Benchmarks of the live dashboard (dashboard.md L3, G8). Prints JSON.
 
-    manage.py bench_live            # starts its own Redis + daphne on a scratch database
+    python -m bench.live            # starts its own Redis + daphne on a scratch database
 
 1. Commit-to-block latency on a 100-cell cluster: a service commits a placement; a real
    chromium (Playwright, Debian's build) notes when the block enters its DOM. p50/p95/max.
@@ -28,6 +28,7 @@ database, and the coalescer runs inside daphne exactly as in production.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import random
@@ -43,7 +44,6 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandParser
 
 from auction.live.hooks import HOOKS_JS
 
@@ -67,31 +67,27 @@ def _wait_http(url: str, timeout: float = 60) -> None:
     raise RuntimeError(f"{url} did not answer")
 
 
-class Command(BaseCommand):
-    help = "Live dashboard benchmarks in a real browser (prints JSON)."
-
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--inner", action="store_true", help=argparse_hidden())
-        parser.add_argument("--url", default="")
-        parser.add_argument("--samples", type=int, default=40)
-        parser.add_argument("--instances", type=int, default=250_000)
-        parser.add_argument("--placements", type=int, default=10_000)
-        parser.add_argument("--viewers", type=int, default=200)
-        parser.add_argument("--only", default="", help="comma-separated: latency, first_view, burst, viewers, lrps, flows")
-        parser.add_argument("--plain-daphne", action="store_true",
-                            help="serve with plain daphne (no websocket compression), for before/after figures")
-
-    def handle(self, *args: Any, **options: Any) -> None:
-        if options["inner"]:
-            self.stdout.write(json.dumps(inner(options), indent=2))
-            return
-        self.stdout.write(outer(options))
+def parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bench.live",
+                                     description="Live dashboard benchmarks in a real browser (prints JSON).")
+    parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--url", default="")
+    parser.add_argument("--samples", type=int, default=40)
+    parser.add_argument("--instances", type=int, default=250_000)
+    parser.add_argument("--placements", type=int, default=10_000)
+    parser.add_argument("--viewers", type=int, default=200)
+    parser.add_argument("--only", default="", help="comma-separated: latency, first_view, burst, viewers, lrps, flows")
+    parser.add_argument("--plain-daphne", action="store_true",
+                        help="serve with plain daphne (no websocket compression), for before/after figures")
+    return parser
 
 
-def argparse_hidden() -> str:
-    import argparse
-
-    return argparse.SUPPRESS
+def main(argv: list[str] | None = None) -> None:
+    options = vars(parser().parse_args(argv))
+    if options["inner"]:
+        print(json.dumps(inner(options), indent=2))
+        return
+    print(outer(options))
 
 
 def outer(options: dict[str, Any]) -> str:
@@ -112,7 +108,7 @@ def outer(options: dict[str, Any]) -> str:
              "diego_web.asgi:application"], cwd=ROOT, env=env, stdout=log, stderr=log))
         url = f"http://127.0.0.1:{port}"
         _wait_http(url + "/grid/")
-        argv = [python, "manage.py", "bench_live", "--inner", "--url", url,
+        argv = [python, "-m", "bench.live", "--inner", "--url", url,
                 "--samples", str(options["samples"]), "--instances", str(options["instances"]),
                 "--placements", str(options["placements"]), "--viewers", str(options["viewers"]),
                 "--only", options["only"]]
@@ -317,9 +313,9 @@ def _open(browser, url: str):  # type: ignore[no-untyped-def]
 
 
 def _cluster(cells: int, zones: int, memory: int) -> list[str]:
-    from auction.management.commands.bench_bbs import make_cells, wipe
     from auction.models import Domain
     from auction.services.clock import clock_reset
+    from bench.bbs import make_cells, wipe
 
     wipe()
     clock_reset(0.0, paused=True)
@@ -676,3 +672,7 @@ def _converged(context, page, url: str, timeout: float = 30.0) -> float:  # type
             return float(since)
         time.sleep(0.1)
     raise RuntimeError("the open grid did not converge to a fresh load")
+
+
+if __name__ == "__main__":
+    main()
