@@ -9,6 +9,7 @@ generated for this install into ``var/secret_key``. Production sets ``DATABASE_U
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 from pathlib import Path
@@ -90,6 +91,23 @@ def install_secret_key(var_dir: Path) -> str:
 SECRET_KEY = install_secret_key(VAR_DIR)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+
+def env_networks(name: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    networks = []
+    for item in env_list(name, []):
+        try:
+            networks.append(ipaddress.ip_network(item, strict=False))
+        except ValueError:
+            raise ValueError(f"{name}: {item!r} is not an address or a network "
+                             "(for example 127.0.0.1 or 10.0.0.0/8)") from None
+    return tuple(networks)
+
+
+# The reverse proxies whose X-Forwarded-For is believed (dashboard.md AD7): addresses or
+# networks, none by default. From anyone else the header is the client's own words, and
+# the sign-in throttle counts the connection's address instead.
+TRUSTED_PROXIES = env_networks("DIEGO_TRUSTED_PROXIES")
 
 INSTALLED_APPS = [
     "daphne",  # first, so runserver is the ASGI one
