@@ -50,6 +50,10 @@ def pack(fragments: list[str], limit: int = MESSAGE_MAX) -> tuple[str, list[str]
     return SEP.join(fragments[:n]), fragments[n:]
 
 
+# A page sends only its presenter state (C5), a few hundred bytes: anything far longer is
+# not from our page and is not read at all (a 200,000-deep array is 400 KB).
+MAX_PAGE_MESSAGE = 16 * 1024
+
 class LiveConsumer(AsyncWebsocketConsumer):
     params: LiveParams
     topics: list[str]
@@ -137,11 +141,11 @@ class LiveConsumer(AsyncWebsocketConsumer):
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """Requests from the page: presenter state (C5). Everything else is ignored."""
-        if not text_data:
+        if not text_data or len(text_data) > MAX_PAGE_MESSAGE:
             return
         try:
             message = json.loads(text_data)
-        except ValueError:
+        except (ValueError, RecursionError):  # deep nesting is the reader's recursion limit
             return
         if isinstance(message, dict) and isinstance(message.get("present"), dict):
             from auction.live.presenter import presenter_publish_state

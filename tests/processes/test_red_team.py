@@ -1,17 +1,24 @@
-"""The sign-in throttle against the real web server (dashboard.md AD7).
+"""What a red team broke, against the stack as `make run` starts it (issue 27).
 
-daphne as `make run` starts it: a client that writes its own X-Forwarded-For gains no
-guesses, and one address spraying many usernames is held up too.
+- The sign-in throttle (dashboard.md AD7): a client that writes its own X-Forwarded-For
+  gains no guesses, and one address spraying many usernames is held up too.
+- Bad input (bbs.md 1.5): a plan's desire without a process guid is a 400 in the BBS's
+  words, and a websocket frame of deeply nested JSON leaves no traceback and the socket
+  open.
 """
 
 from __future__ import annotations
 
+import asyncio
 import http.cookiejar
+import json
 import re
+import time
 import urllib.parse
 import urllib.request
 
 import pytest
+import websockets
 from stack import ADMIN_PASSWORD, LiveStack
 
 pytestmark = pytest.mark.processes
@@ -19,7 +26,7 @@ pytestmark = pytest.mark.processes
 
 @pytest.fixture(scope="module")
 def stack():
-    live = LiveStack("signin")
+    live = LiveStack("redteam")
     try:
         live.start()
         yield live
@@ -71,3 +78,42 @@ def test_spraying_many_usernames_from_one_address_is_held(stack: LiveStack) -> N
         if "Too many" in page:
             break
     assert "Too many failed sign-ins from your address" in page, "21 usernames tried, none held"
+
+
+def test_a_plan_desire_without_a_process_guid_is_refused(stack: LiveStack) -> None:
+    """bbs.md 1.5 / plans.md 1.2: every door validates before it builds."""
+    token = stack.manage("api_token", "admin", "--name", "redteam").strip()
+    for change in ({"action": "desire", "instances": 2},
+                   {"action": "desire", "process_guid": ["x"], "rootfs": 7}):
+        request = urllib.request.Request(
+            f"{stack.url}api/v1/plans", method="POST", data=json.dumps({"changes": [change]}).encode(),
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+        try:
+            urllib.request.urlopen(request, timeout=30)
+            raise AssertionError("accepted")
+        except urllib.error.HTTPError as refused:
+            body = json.loads(refused.read())
+            assert refused.code == 400, body
+            assert "Invalid field: process_guid" in body["error"]["message"], body
+
+
+def test_a_deeply_nested_websocket_frame_is_ignored(stack: LiveStack) -> None:
+    """A page's socket reads only its own small messages: a 200,000-deep array and a
+    5,000-deep one (short enough to be read) raise nothing; the socket stays open."""
+    log_before = len(stack.log())
+
+    async def scenario() -> None:
+        url = f"ws://127.0.0.1:{stack.port}/ws/live/?view=grid"
+        async with websockets.connect(url, origin="http://127.0.0.1", open_timeout=60,
+                                      max_size=None) as ws:
+            await asyncio.wait_for(ws.recv(), 60)  # the snapshot
+            for depth in (200_000, 5_000):
+                await ws.send("[" * depth + "]" * depth)
+            await asyncio.sleep(1)
+            pong = await ws.ping()
+            await asyncio.wait_for(pong, 10)  # still open and answering
+
+    asyncio.run(scenario())
+    time.sleep(1)
+    log = stack.log()[log_before:]
+    assert "Traceback" not in log and "RecursionError" not in log, log[-4000:]
