@@ -240,20 +240,25 @@ REDIS_EMBEDDED = "REDIS_URL" not in os.environ
 _redis = RedisTarget.parse(REDIS_URL)
 REDIS_STATE_URL = _redis.redis_py(DB_STATE)
 
+# redis-py's default 5 s socket timeout races channels_redis's 5 s BZPOPMIN: a socket that
+# waited for a frame that long (a paused clock) got "Timeout reading" and was closed with
+# 1011 every ~6 s. Blocking reads need longer than the block.
+LAYER_SOCKET_TIMEOUT_S = 30
+
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "diego_web.layers.RedisChannelLayer",  # channels_redis's, + group_add_many
         # redis-py refuses (not waits) past its pool's 100 connections: a room of 200 pages
         # connecting or closing at once takes one each for a moment (group add/discard).
-        "CONFIG": {"hosts": [{**_redis.channels_host(DB_CHANNELS), "max_connections": 2000}],
+        "CONFIG": {"hosts": [{**_redis.channels_host(DB_CHANNELS), "socket_timeout": LAYER_SOCKET_TIMEOUT_S,
+                              "max_connections": 2000}],
                    "capacity": 100, "expiry": 60},
     },
     # Otto's event bus (otto.md 2): list-backed queues; bids and inboxes hold more.
     "otto": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        # redis-py's default 5 s socket timeout races the layer's 5 s BZPOPMIN: give reads longer.
         # Each orchestrator blocks one connection on its inbox: more than the default 100.
-        "CONFIG": {"hosts": [{**_redis.channels_host(DB_CHANNELS), "socket_timeout": 30,
+        "CONFIG": {"hosts": [{**_redis.channels_host(DB_CHANNELS), "socket_timeout": LAYER_SOCKET_TIMEOUT_S,
                               "max_connections": 2000}],
                    "capacity": 100, "expiry": 60,
                    "channel_capacity": {"otto.*.tasks.bids": 1000, "otto.*.inbox.*": 2000}},

@@ -117,3 +117,31 @@ def test_a_deeply_nested_websocket_frame_is_ignored(stack: LiveStack) -> None:
     time.sleep(1)
     log = stack.log()[log_before:]
     assert "Traceback" not in log and "RecursionError" not in log, log[-4000:]
+
+
+def test_a_socket_stays_open_while_the_clock_is_paused(stack: LiveStack) -> None:
+    """dashboard.md L8: with nothing to send for a while (a paused clock), a page's socket
+    stays open as long as the page; it was closed with 1011 every ~6 s (a Redis read
+    timeout shorter than the channel layer's blocking receive) and logged a traceback."""
+    token = stack.manage("api_token", "admin", "--name", "paused").strip()
+    request = urllib.request.Request(
+        f"{stack.url}api/v1/clock", method="POST", data=json.dumps({"paused": True}).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    assert urllib.request.urlopen(request, timeout=30).status == 200
+    log_before = len(stack.log())
+
+    async def scenario() -> None:
+        url = f"ws://127.0.0.1:{stack.port}/ws/live/?view=grid"
+        async with websockets.connect(url, origin="http://127.0.0.1", open_timeout=60, max_size=None) as ws:
+            await asyncio.wait_for(ws.recv(), 60)  # the snapshot
+            deadline = time.monotonic() + 14
+            while (left := deadline - time.monotonic()) > 0:
+                try:
+                    await asyncio.wait_for(ws.recv(), left)
+                except TimeoutError:
+                    break
+            await asyncio.wait_for(await ws.ping(), 10)  # open after 14 s of quiet
+
+    asyncio.run(scenario())
+    log = stack.log()[log_before:]
+    assert "Traceback" not in log and "Timeout reading" not in log, log[-4000:]
