@@ -245,6 +245,10 @@ REDIS_STATE_URL = _redis.redis_py(DB_STATE)
 # 1011 every ~6 s. Blocking reads need longer than the block.
 LAYER_SOCKET_TIMEOUT_S = 30
 
+# Otto's members join their groups again this often (otto.md 7): after a Redis restart
+# (which forgets groups) within this time, and well inside the layer's one-day expiry.
+OTTO_GROUP_REFRESH_S = env_float("DIEGO_OTTO_GROUP_REFRESH_S", 30.0)
+
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "diego_web.layers.RedisChannelLayer",  # channels_redis's, + group_add_many

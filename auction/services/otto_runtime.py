@@ -126,6 +126,29 @@ async def receive(layer: Any, channel: str) -> dict[str, Any]:
             await asyncio.sleep(0.5)
 
 
+async def stay_joined(layer: Any, groups: list[str], channel: str, who: str,
+                      every_s: float | None = None) -> None:
+    """Join ``groups`` again every ``every_s`` (otto.md 7): a Redis restart forgets every
+    group, and the layer's own membership expires after a day; either left an
+    orchestrator out of every announcement, for good. A join that fails is one warning
+    until one succeeds again; never a traceback, never the end of the member."""
+    every = settings.OTTO_GROUP_REFRESH_S if every_s is None else every_s
+    failing = False
+    while True:
+        await asyncio.sleep(every)
+        try:
+            for name in groups:
+                await layer.group_add(name, channel)
+        except (OSError, redis_errors.RedisError) as exc:
+            if not failing:
+                log.warning("%s: joining its groups again failed (%s); retrying every %.0f s", who, exc, every)
+            failing = True
+            continue
+        if failing:
+            log.warning("%s: joined its groups again", who)
+        failing = False
+
+
 async def _dropped_malformed(channel: str, why: object) -> None:
     """A malformed message is dropped, logged and counted (otto.md 3); nothing crashes."""
     log.warning("otto: dropped a malformed message on %s: %s", channel, why)
@@ -295,6 +318,8 @@ class Auctioneer:
         await send_all(self.layer, effects.outbound, self.touched, effects.touched)
         self._check(term)
         loops += [
+            asyncio.create_task(stay_joined(self.layer, [bus.name(bus.STARTED), bus.name(bus.FINISHED)],
+                                            self.group_channel, "otto auctioneer"), name="groups"),
             asyncio.create_task(self._receive(bus.name(bus.FOR_AUCTION), self._on_task, term), name="tasks"),
             asyncio.create_task(self._receive(self.group_channel, self._on_report, term), name="reports"),
             asyncio.create_task(self._ticks(term), name="ticks"),
@@ -564,16 +589,21 @@ class Orchestrator:
         # The inbox is this orchestrator's member of the tasks.auction group: one queue
         # carries both the announcements and its private awards and revokes.
         await self.layer.group_add(bus.name(bus.AUCTION), self.inbox)
-        while True:
-            message = await receive(self.layer, self.inbox)
-            try:
-                checked = msg.validate(message)
-            except msg.MalformedMessage as exc:
-                await _dropped_malformed(self.inbox, exc)
-                continue
-            task = asyncio.create_task(self._handle(checked))
-            self.pending.add(task)
-            task.add_done_callback(self.pending.discard)
+        joined = asyncio.create_task(stay_joined(self.layer, [bus.name(bus.AUCTION)], self.inbox,
+                                                 f"otto orchestrator {self.client_id}"))
+        try:
+            while True:
+                message = await receive(self.layer, self.inbox)
+                try:
+                    checked = msg.validate(message)
+                except msg.MalformedMessage as exc:
+                    await _dropped_malformed(self.inbox, exc)
+                    continue
+                task = asyncio.create_task(self._handle(checked))
+                self.pending.add(task)
+                task.add_done_callback(self.pending.discard)
+        finally:
+            joined.cancel()
 
     async def _handle(self, message: dict[str, Any]) -> None:
         try:
