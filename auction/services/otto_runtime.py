@@ -38,6 +38,7 @@ from auction.services.otto.awards import otto_award_latencies_record, otto_start
 from auction.services.otto.bids import IncomingBid, otto_bids_record
 from auction.services.otto.rows import Outbound
 from auction.services.otto_scenario import otto_duration
+from auction.services.retry import round_failed
 from auction.sim.clock import ClockState
 
 log = logging.getLogger(__name__)
@@ -364,8 +365,8 @@ class Auctioneer:
                 continue
             try:
                 await handle(checked)
-            except Exception:  # noqa: BLE001 - one bad message must not stop the auctioneer
-                log.exception("otto: handling %s failed", checked.get("type"))
+            except Exception as error:  # noqa: BLE001 - one bad message must not stop the auctioneer
+                round_failed(log, f"otto: handling {checked.get('type')}", error)
 
     async def _on_task(self, message: dict[str, Any]) -> None:
         if message["type"] != msg.TASK:
@@ -397,8 +398,8 @@ class Auctioneer:
                 last_deadline = await self._tick(last_deadline, term)
             except SteppedDown:
                 return
-            except Exception:  # noqa: BLE001 - a failed tick (DB busy, Redis hiccup) is retried next tick
-                log.exception("otto auctioneer: tick failed")
+            except Exception as error:  # noqa: BLE001 - a failed tick (DB busy, Redis hiccup) is retried next tick
+                round_failed(log, "otto auctioneer: tick", error)
             self.ticks += 1
             await self.wait_for_work(self.wait_s())
             # At most one tick per tick_s: a burst of arrivals is recorded in one batch.
@@ -611,8 +612,8 @@ class Orchestrator:
                 await self._bid(message)
             elif message["type"] == msg.AWARD:
                 await self._award(message)
-        except Exception:  # noqa: BLE001
-            log.exception("otto orchestrator %s: %s failed", self.client_id, message["type"])
+        except Exception as error:  # noqa: BLE001
+            round_failed(log, f"otto orchestrator {self.client_id}: {message['type']}", error)
 
     async def _bid(self, announcement: dict[str, Any]) -> None:
         if self.client_id in announcement.get("exclude", []):
@@ -748,8 +749,8 @@ class OrchestratorFleet:
                 self.wake.clear()
                 try:
                     last_presence = await self._housekeep(last_presence)
-                except Exception:  # noqa: BLE001 - retried on the next round
-                    log.exception("otto orchestrators: housekeeping failed")
+                except Exception as error:  # noqa: BLE001 - retried on the next round
+                    round_failed(log, "otto orchestrators: housekeeping", error)
                 self.rounds += 1
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.wake.wait(), self.wait_s(last_presence))
