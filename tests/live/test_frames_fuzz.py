@@ -46,3 +46,24 @@ async def test_any_frame_from_a_page_leaves_the_socket_open() -> None:
     # an exception in receive would have closed it with an error.
     assert await communicator.receive_nothing(timeout=0.5)
     await communicator.disconnect()
+
+
+@pytest.mark.asyncio
+async def test_a_kiosk_socket_needs_its_link_and_closes_when_it_is_revoked() -> None:
+    """dashboard.md AD9: no token, no stream; a revoked link's open socket is closed."""
+    from asgiref.sync import sync_to_async
+
+    from auction.services.kiosk import kiosk_token_issue, revoke_kiosk_tokens
+
+    for path in ("/ws/live/?view=kiosk", "/ws/live/?view=grid&screen=1", "/ws/live/?view=kiosk&token=forged"):
+        refused = WebsocketCommunicator(application, path, headers=ORIGIN)
+        connected, _ = await refused.connect()
+        assert not connected, path
+    token = await sync_to_async(kiosk_token_issue)()
+    wall = WebsocketCommunicator(application, f"/ws/live/?view=kiosk&token={token}", headers=ORIGIN)
+    connected, _ = await wall.connect()
+    assert connected
+    await wall.receive_from(timeout=5)  # the snapshot
+    assert await sync_to_async(revoke_kiosk_tokens)() == 1
+    closed = await wall.receive_output(timeout=5)
+    assert closed == {"type": "websocket.close", "code": 4403}

@@ -119,6 +119,37 @@ def test_a_deeply_nested_websocket_frame_is_ignored(stack: LiveStack) -> None:
     assert "Traceback" not in log and "RecursionError" not in log, log[-4000:]
 
 
+def test_a_revoked_kiosk_link_closes_its_open_socket(stack: LiveStack) -> None:
+    """dashboard.md AD9: a wall screen's socket needs its link; `kiosk_link --revoke-all`
+    closes the open one at once (it streamed on for good), and one without a token is
+    refused."""
+    link = stack.manage("kiosk_link", "--base", stack.url).strip().splitlines()[-1]
+    token = urllib.parse.parse_qs(urllib.parse.urlsplit(link).query)["token"][0]
+
+    async def scenario() -> int | None:
+        base = f"ws://127.0.0.1:{stack.port}/ws/live/?view=kiosk"
+        try:
+            async with websockets.connect(base, origin="http://127.0.0.1", open_timeout=30):
+                raise AssertionError("a kiosk socket without a token was accepted")
+        except websockets.InvalidStatus:
+            pass
+        async with websockets.connect(f"{base}&token={token}", origin="http://127.0.0.1",
+                                      open_timeout=60, max_size=None) as ws:
+            await asyncio.wait_for(ws.recv(), 60)  # the snapshot
+            await asyncio.to_thread(stack.manage, "kiosk_link", "--revoke-all")
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                try:
+                    await asyncio.wait_for(ws.recv(), deadline - time.monotonic())
+                except websockets.ConnectionClosed as closed:
+                    return closed.rcvd.code if closed.rcvd else None
+                except TimeoutError:
+                    break
+        return None
+
+    assert asyncio.run(scenario()) == 4403
+
+
 def test_a_socket_stays_open_while_the_clock_is_paused(stack: LiveStack) -> None:
     """dashboard.md L8: with nothing to send for a while (a paused clock), a page's socket
     stays open as long as the page; it was closed with 1011 every ~6 s (a Redis read
