@@ -334,3 +334,10 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("DIEGO_LOG_LEVEL", "INFO")},
     "loggers": {"django.channels.server": {"level": "WARNING"}},
 }
+
+# Records kept (bbs.md 8.2): the newest auctions (a replay record is tens of KB) and
+# convergence passes, and no auction older than the age, so a week of 1x use stays
+# within a few hundred MB. Trimmed after each advance that wrote records.
+DIEGO_AUCTIONS_KEEP = int(env_float("DIEGO_AUCTIONS_KEEP", 5000))
+DIEGO_PASSES_KEEP = int(env_float("DIEGO_PASSES_KEEP", 20160))
+DIEGO_RECORDS_MAX_AGE_DAYS = env_float("DIEGO_RECORDS_MAX_AGE_DAYS", 7.0)
