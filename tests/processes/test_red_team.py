@@ -13,6 +13,7 @@ import asyncio
 import http.cookiejar
 import json
 import re
+import socket
 import time
 import urllib.parse
 import urllib.request
@@ -27,6 +28,7 @@ pytestmark = pytest.mark.processes
 @pytest.fixture(scope="module")
 def stack():
     live = LiveStack("redteam")
+    live.env["DIEGO_UPLOAD_MAX_MB"] = "5"
     try:
         live.start()
         yield live
@@ -176,3 +178,40 @@ def test_a_socket_stays_open_while_the_clock_is_paused(stack: LiveStack) -> None
     asyncio.run(scenario())
     log = stack.log()[log_before:]
     assert "Traceback" not in log and "Timeout reading" not in log, log[-4000:]
+
+
+def raw_answer(stack: LiveStack, head: bytes, body: bytes = b"", timeout: float = 5) -> tuple[bytes, float]:
+    """The first line a raw HTTP request is answered with, and how long it took."""
+    with socket.create_connection(("127.0.0.1", stack.port), timeout=timeout) as conn:
+        started = time.monotonic()
+        conn.sendall(head + body)
+        data = b""
+        try:
+            while b"\r\n" not in data:
+                chunk = conn.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+        except TimeoutError:
+            return b"(no answer)", time.monotonic() - started
+        return data.split(b"\r\n", 1)[0], time.monotonic() - started
+
+
+def test_an_upload_over_the_limit_is_refused_before_its_body(stack: LiveStack) -> None:
+    """dashboard.md U5: a declared length over the limit is answered 413 at once, without
+    sending a byte of the body (it was read whole first: 7-14 s for 300 MB, everyone
+    waiting); a chunked body is cut off at the limit; other requests never wait."""
+    for path in (b"/foundations/", b"/api/v1/foundations"):
+        line, took = raw_answer(stack, b"POST " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                b"Content-Type: multipart/form-data; boundary=x\r\n"
+                                b"Content-Length: 314572800\r\n\r\n")
+        assert line.startswith(b"HTTP/1.1 413"), (path, line)
+        assert took < 2, took
+    chunk = b"x" * 65536
+    body = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for _ in range(6 * 16)) + b"0\r\n\r\n"
+    line, _ = raw_answer(stack, b"POST /api/v1/foundations HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                         b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n", body)
+    assert line.startswith(b"HTTP/1.1 413"), line
+    started = time.monotonic()
+    assert urllib.request.urlopen(f"{stack.url}healthz/", timeout=5).status == 200
+    assert time.monotonic() - started < 2
