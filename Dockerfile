@@ -13,4 +13,4 @@ COPY . .
 RUN DJANGO_SECRET_KEY=collectstatic-only python manage.py collectstatic --noinput
 
 EXPOSE 8000
-CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "--proxy-headers", "diego_web.asgi:application"]
+CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "diego_web.asgi:application"]

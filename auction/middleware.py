@@ -10,6 +10,7 @@ them from having to remember the characters that crash the database.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
@@ -82,18 +83,34 @@ def upload_limit() -> int:
     return int(float(getattr(settings, "DIEGO_UPLOAD_MAX_MB", 200.0)) * 1024 * 1024)
 
 
+def too_large_message(length: int | None) -> str:
+    """What a person reads when a body is over the limit, in MB (dashboard.md U5)."""
+    limit = f"{upload_limit() / 2**20:,.0f} MB"
+    if length is None:
+        return f"capture too large: over the limit of {limit}"
+    return f"capture too large: {length / 2**20:,.1f} MB, the limit is {limit}"
+
+
+def too_large_body(path: str, length: int | None) -> tuple[str, bytes]:
+    """The 413's content type and body: the API's JSON shape under /api/, else the page."""
+    message = too_large_message(length)
+    if path.startswith(API_PREFIX):
+        return "application/json", json.dumps(InvalidRequest(message).as_dict()).encode()
+    return "text/html; charset=utf-8", render_to_string("400.html", {"message": message}).encode()
+
+
 def too_large(request: HttpRequest) -> HttpResponse | None:
-    """413 before anything parses a body over the limit (CSRF reads a form's fields)."""
+    """413 before anything parses a body over the limit (CSRF reads a form's fields). The
+    ASGI door (``diego_web.body_limit``) refuses the same before the body is even read;
+    this one serves every other door (the test client, a WSGI server)."""
     try:
         length = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
         length = 0
     if length <= upload_limit():
         return None
-    message = f"capture too large: {length} bytes, the limit is {upload_limit()} bytes"
-    if request.path.startswith(API_PREFIX):
-        return JsonResponse(InvalidRequest(message).as_dict(), status=413)
-    return HttpResponse(render_to_string("400.html", {"message": message}), status=413)
+    content_type, body = too_large_body(request.path, length)
+    return HttpResponse(body, status=413, content_type=content_type)
 
 
 def refusal(request: HttpRequest, field: str) -> HttpResponse:

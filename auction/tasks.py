@@ -2,24 +2,35 @@
 
 from __future__ import annotations
 
+import logging
+
 from celery import shared_task
 
 from auction.services.callbacks import task_callback_retry_in, task_callback_run
+from auction.services.retry import round_guarded
 from auction.services.sim import sim_advance, sim_tick_run
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(name="auction.tasks.sim_tick", ignore_result=True)
 def sim_tick() -> float:
     """Beat's heartbeat: publish the clock, then advance the simulation to its now; with
-    nothing due and nothing changed, neither (dashboard.md L9)."""
-    return sim_tick_run()
+    nothing due and nothing changed, neither (dashboard.md L9). A tick that meets a busy
+    database past its retries says so in one line: the next tick, a second later, is
+    the retry."""
+    with round_guarded(log, "clock tick"):
+        return sim_tick_run()
+    return 0.0
 
 
 @shared_task(name="auction.tasks.auction_run", ignore_result=True, acks_late=True)
 def auction_run() -> int:
     """Work was queued: advance now (its auctions included); one advance at a time."""
-    report = sim_advance()
-    return 0 if report is None else len(report.auctions)
+    with round_guarded(log, "auction run"):
+        report = sim_advance()
+        return 0 if report is None else len(report.auctions)
+    return 0  # the work waits in the queue: beat's next tick runs it
 
 
 @shared_task(name="auction.tasks.task_callback", ignore_result=True, acks_late=True)

@@ -9,6 +9,7 @@ from auction.views import (
     events,
     foundations,
     grid,
+    health,
     kiosk,
     lrps,
     otto,
@@ -51,5 +52,6 @@ urlpatterns = [
     path("plans/<int:plan_id>/report/", plans.plan_report, name="plan-report"),
     path("plans/<int:plan_id>/apply/", plans.plan_apply, name="plan-apply"),
     path("plans/<int:plan_id>/cancel/", plans.plan_cancel, name="plan-cancel"),
+    path("healthz/", health.healthz, name="health"),
     path("favicon.ico", RedirectView.as_view(url="/static/img/favicon.svg", permanent=True)),
 ]

@@ -104,6 +104,9 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("DJANGO_CONN_MAX_AGE", "60")
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     PERMESSAGE_COMPRESSION_EXTENSION[PerMessageDeflate.EXTENSION_NAME]["PMCE"] = QuickDeflate
+    from diego_web import body_limit  # reads the settings: after the line above
+
+    body_limit.install()
     CompressingCLI().run(daphne_args(sys.argv[1:] if argv is None else argv))
 
 

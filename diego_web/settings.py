@@ -9,6 +9,7 @@ generated for this install into ``var/secret_key``. Production sets ``DATABASE_U
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 from pathlib import Path
@@ -90,6 +91,23 @@ def install_secret_key(var_dir: Path) -> str:
 SECRET_KEY = install_secret_key(VAR_DIR)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+
+def env_networks(name: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    networks = []
+    for item in env_list(name, []):
+        try:
+            networks.append(ipaddress.ip_network(item, strict=False))
+        except ValueError:
+            raise ValueError(f"{name}: {item!r} is not an address or a network "
+                             "(for example 127.0.0.1 or 10.0.0.0/8)") from None
+    return tuple(networks)
+
+
+# The reverse proxies whose X-Forwarded-For is believed (dashboard.md AD7): addresses or
+# networks, none by default. From anyone else the header is the client's own words, and
+# the sign-in throttle counts the connection's address instead.
+TRUSTED_PROXIES = env_networks("DIEGO_TRUSTED_PROXIES")
 
 INSTALLED_APPS = [
     "daphne",  # first, so runserver is the ASGI one
@@ -223,20 +241,29 @@ REDIS_EMBEDDED = "REDIS_URL" not in os.environ
 _redis = RedisTarget.parse(REDIS_URL)
 REDIS_STATE_URL = _redis.redis_py(DB_STATE)
 
+# redis-py's default 5 s socket timeout races channels_redis's 5 s BZPOPMIN: a socket that
+# waited for a frame that long (a paused clock) got "Timeout reading" and was closed with
+# 1011 every ~6 s. Blocking reads need longer than the block.
+LAYER_SOCKET_TIMEOUT_S = 30
+
+# Otto's members join their groups again this often (otto.md 7): after a Redis restart
+# (which forgets groups) within this time, and well inside the layer's one-day expiry.
+OTTO_GROUP_REFRESH_S = env_float("DIEGO_OTTO_GROUP_REFRESH_S", 30.0)
+
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "diego_web.layers.RedisChannelLayer",  # channels_redis's, + group_add_many
         # redis-py refuses (not waits) past its pool's 100 connections: a room of 200 pages
         # connecting or closing at once takes one each for a moment (group add/discard).
-        "CONFIG": {"hosts": [{**_redis.channels_host(DB_CHANNELS), "max_connections": 2000}],
+        "CONFIG": {"hosts": [{**_redis.channels_host(DB_CHANNELS), "socket_timeout": LAYER_SOCKET_TIMEOUT_S,
+                              "max_connections": 2000}],
                    "capacity": 100, "expiry": 60},
     },
     # Otto's event bus (otto.md 2): list-backed queues; bids and inboxes hold more.
     "otto": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        # redis-py's default 5 s socket timeout races the layer's 5 s BZPOPMIN: give reads longer.
         # Each orchestrator blocks one connection on its inbox: more than the default 100.
-        "CONFIG": {"hosts": [{**_redis.channels_host(DB_CHANNELS), "socket_timeout": 30,
+        "CONFIG": {"hosts": [{**_redis.channels_host(DB_CHANNELS), "socket_timeout": LAYER_SOCKET_TIMEOUT_S,
                               "max_connections": 2000}],
                    "capacity": 100, "expiry": 60,
                    "channel_capacity": {"otto.*.tasks.bids": 1000, "otto.*.inbox.*": 2000}},
@@ -308,3 +335,10 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("DIEGO_LOG_LEVEL", "INFO")},
     "loggers": {"django.channels.server": {"level": "WARNING"}},
 }
+
+# Records kept (bbs.md 8.2): the newest auctions (a replay record is tens of KB) and
+# convergence passes, and no auction older than the age, so a week of 1x use stays
+# within a few hundred MB. Trimmed after each advance that wrote records.
+DIEGO_AUCTIONS_KEEP = int(env_float("DIEGO_AUCTIONS_KEEP", 5000))
+DIEGO_PASSES_KEEP = int(env_float("DIEGO_PASSES_KEEP", 20160))
+DIEGO_RECORDS_MAX_AGE_DAYS = env_float("DIEGO_RECORDS_MAX_AGE_DAYS", 7.0)

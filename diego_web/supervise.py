@@ -105,10 +105,15 @@ def quiet_environment(env: dict[str, str]) -> dict[str, str]:
 
 
 def announce_when_ready(url: str, say, timeout: float = 120.0, banner: str = "") -> None:  # type: ignore[no-untyped-def]
+    """Print the URL and the banner (the admin's password) once the web process answers
+    its light readiness URL (``healthz/``: no page is rendered for it); if it never does
+    within ``timeout``, say so and print the banner all the same (the password is shown
+    once: it must not be lost to a slow start)."""
     started = time.monotonic()
+    probe = url.rstrip("/") + "/healthz/"
     while time.monotonic() - started < timeout:
         try:
-            with urllib.request.urlopen(url, timeout=2) as response:
+            with urllib.request.urlopen(probe, timeout=5) as response:
                 if response.status == 200:
                     took = time.monotonic() - started
                     say(f"\n>>> diego-web is up at {url} ({took:.1f} s). Ctrl-C stops it.\n")
@@ -117,6 +122,7 @@ def announce_when_ready(url: str, say, timeout: float = 120.0, banner: str = "")
         except OSError:
             time.sleep(0.3)
     say(f"\n>>> diego-web did not answer at {url} within {timeout:.0f} s\n")
+    say((banner.strip("\n") + "\n\n") if banner.strip() else "\n")
 
 
 @dataclass

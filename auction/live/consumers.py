@@ -50,6 +50,10 @@ def pack(fragments: list[str], limit: int = MESSAGE_MAX) -> tuple[str, list[str]
     return SEP.join(fragments[:n]), fragments[n:]
 
 
+# A page sends only its presenter state (C5), a few hundred bytes: anything far longer is
+# not from our page and is not read at all (a 200,000-deep array is 400 KB).
+MAX_PAGE_MESSAGE = 16 * 1024
+
 class LiveConsumer(AsyncWebsocketConsumer):
     params: LiveParams
     topics: list[str]
@@ -57,6 +61,18 @@ class LiveConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         query = parse_qs(self.scope.get("query_string", b"").decode("utf-8", "replace"))
         self.params = LiveParams.parse(query)
+        self.kiosk: str | None = None
+        if self.params.view == "kiosk" or self.params.screen:
+            # A wall screen's socket needs its link, valid now, and closes when the link
+            # is revoked (dashboard.md AD9): refused before the handshake completes.
+            from auction.services.kiosk import kiosk_group, kiosk_token_key
+
+            key = await database_sync_to_async(kiosk_token_key)((query.get("token") or [""])[0][:500])
+            if key is None:
+                await self.close(code=4403)
+                return
+            self.kiosk = kiosk_group(key)
+            await self.channel_layer.group_add(self.kiosk, self.channel_name)
         # The world epoch the page was drawn for (``services.world``), when it says.
         raw_epoch = (query.get("epoch") or [""])[0]
         self.epoch: int | None = int(raw_epoch) if raw_epoch.isascii() and raw_epoch.isdigit() else None
@@ -93,6 +109,8 @@ class LiveConsumer(AsyncWebsocketConsumer):
         if not hasattr(self, "topics"):
             return
         runner.left()
+        if self.kiosk is not None:
+            await self.channel_layer.group_discard(self.kiosk, self.channel_name)
         if self.flusher is not None:
             self.flusher.cancel()
         await database_sync_to_async(viewers_change)(self.topics, -1)
@@ -137,17 +155,22 @@ class LiveConsumer(AsyncWebsocketConsumer):
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """Requests from the page: presenter state (C5). Everything else is ignored."""
-        if not text_data:
+        if not text_data or len(text_data) > MAX_PAGE_MESSAGE:
             return
         try:
             message = json.loads(text_data)
-        except ValueError:
+        except (ValueError, RecursionError):  # deep nesting is the reader's recursion limit
             return
         if isinstance(message, dict) and isinstance(message.get("present"), dict):
             from auction.live.presenter import presenter_publish_state
 
             user = self.scope.get("user")
             await database_sync_to_async(presenter_publish_state)(user, message["present"])
+
+    async def kiosk_revoked(self, event: dict[str, Any]) -> None:
+        """This wall screen's link was revoked (dashboard.md AD9): no frame more. The page
+        sees code 4403 and loads itself again, which shows the refused page."""
+        await self.close(code=4403)
 
     async def live_frame(self, event: dict[str, Any]) -> None:
         """A numbered frame (or part) for one of our groups."""

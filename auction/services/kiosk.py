@@ -9,16 +9,21 @@ present page and ``manage.py kiosk_link`` both call these functions.
 from __future__ import annotations
 
 import datetime
+import logging
 import secrets
 import time
 
 from django.conf import settings
 from django.core import signing
+from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from auction.bbs.validation import LIMITS, out_of_range
 from auction.models import KioskToken
 from auction.models.tokens import KIOSK_TOKEN_DAYS
+
+log = logging.getLogger(__name__)
 
 SALT = "diego-web.kiosk"
 # A signature dated later than now plus this much is refused: clocks drift a little, but
@@ -78,10 +83,44 @@ def _signed_key(token: str) -> str | None:
 
 def kiosk_token_valid(token: str) -> bool:
     """True for a link issued here, unexpired and not revoked (dashboard.md AD9)."""
+    return kiosk_token_key(token) is not None
+
+
+def kiosk_token_key(token: str) -> str | None:
+    """The row key of a valid link (``kiosk_token_valid``), else None: a kiosk's socket
+    listens for its own link's revocation under it."""
     key = _signed_key(token)
     if key is None:
-        return False
-    return KioskToken.objects.filter(key=key, revoked__isnull=True, expires__gt=timezone.now()).exists()
+        return None
+    live = KioskToken.objects.filter(key=key, revoked__isnull=True, expires__gt=timezone.now()).exists()
+    return key if live else None
+
+
+def kiosk_group(key: str) -> str:
+    """The channel-layer group of the sockets one link opened (dashboard.md AD9)."""
+    return f"kiosk.{settings.DIEGO_WORLD}.{key}"[:99]
+
+
+def _close_sockets(keys: list[str]) -> None:
+    """After the revocation commits, every socket its links opened is closed: a wall
+    screen left open must not stream on (it then loads the refused page)."""
+    if not keys:
+        return
+
+    def close() -> None:
+        from asgiref.sync import async_to_sync
+        from channels.layers import get_channel_layer
+
+        layer = get_channel_layer()
+        if layer is None:
+            return
+        for key in keys:
+            try:
+                async_to_sync(layer.group_send)(kiosk_group(key), {"type": "kiosk.revoked"})
+            except Exception as exc:  # noqa: BLE001 - the revocation holds; the socket's next connect is refused
+                log.warning("kiosk: closing the sockets of a revoked link failed (%s)", exc)
+
+    transaction.on_commit(close)
 
 
 def revoke_kiosk_tokens(token: str | None = None) -> int:
@@ -97,12 +136,20 @@ def revoke_kiosk_tokens(token: str | None = None) -> int:
             live = live.filter(key__startswith=token)
         else:
             raise KioskLinkError("not a kiosk link of this world, nor the start of a link's key")
-    return live.update(revoked=timezone.now())
+    return _revoke(live)
 
 
 def kiosk_links_revoke(keys: list[str]) -> int:
     """Revoke the live links with these row keys (the admin's action)."""
-    return KioskToken.objects.filter(key__in=keys, revoked__isnull=True).update(revoked=timezone.now())
+    return _revoke(KioskToken.objects.filter(key__in=keys, revoked__isnull=True))
+
+
+def _revoke(live: QuerySet[KioskToken]) -> int:
+    with transaction.atomic():
+        keys = list(live.values_list("key", flat=True))
+        revoked = KioskToken.objects.filter(key__in=keys, revoked__isnull=True).update(revoked=timezone.now())
+        _close_sockets(keys)
+    return revoked
 
 
 def kiosk_links() -> list[KioskToken]:

@@ -38,6 +38,7 @@ from auction.services.otto.awards import otto_award_latencies_record, otto_start
 from auction.services.otto.bids import IncomingBid, otto_bids_record
 from auction.services.otto.rows import Outbound
 from auction.services.otto_scenario import otto_duration
+from auction.services.retry import round_failed
 from auction.sim.clock import ClockState
 
 log = logging.getLogger(__name__)
@@ -124,6 +125,29 @@ async def receive(layer: Any, channel: str) -> dict[str, Any]:
         except (OSError, redis_errors.RedisError) as exc:
             log.warning("otto: receive on %s failed (%s); retrying", channel, exc)
             await asyncio.sleep(0.5)
+
+
+async def stay_joined(layer: Any, groups: list[str], channel: str, who: str,
+                      every_s: float | None = None) -> None:
+    """Join ``groups`` again every ``every_s`` (otto.md 7): a Redis restart forgets every
+    group, and the layer's own membership expires after a day; either left an
+    orchestrator out of every announcement, for good. A join that fails is one warning
+    until one succeeds again; never a traceback, never the end of the member."""
+    every = settings.OTTO_GROUP_REFRESH_S if every_s is None else every_s
+    failing = False
+    while True:
+        await asyncio.sleep(every)
+        try:
+            for name in groups:
+                await layer.group_add(name, channel)
+        except (OSError, redis_errors.RedisError) as exc:
+            if not failing:
+                log.warning("%s: joining its groups again failed (%s); retrying every %.0f s", who, exc, every)
+            failing = True
+            continue
+        if failing:
+            log.warning("%s: joined its groups again", who)
+        failing = False
 
 
 async def _dropped_malformed(channel: str, why: object) -> None:
@@ -295,6 +319,8 @@ class Auctioneer:
         await send_all(self.layer, effects.outbound, self.touched, effects.touched)
         self._check(term)
         loops += [
+            asyncio.create_task(stay_joined(self.layer, [bus.name(bus.STARTED), bus.name(bus.FINISHED)],
+                                            self.group_channel, "otto auctioneer"), name="groups"),
             asyncio.create_task(self._receive(bus.name(bus.FOR_AUCTION), self._on_task, term), name="tasks"),
             asyncio.create_task(self._receive(self.group_channel, self._on_report, term), name="reports"),
             asyncio.create_task(self._ticks(term), name="ticks"),
@@ -339,8 +365,8 @@ class Auctioneer:
                 continue
             try:
                 await handle(checked)
-            except Exception:  # noqa: BLE001 - one bad message must not stop the auctioneer
-                log.exception("otto: handling %s failed", checked.get("type"))
+            except Exception as error:  # noqa: BLE001 - one bad message must not stop the auctioneer
+                round_failed(log, f"otto: handling {checked.get('type')}", error)
 
     async def _on_task(self, message: dict[str, Any]) -> None:
         if message["type"] != msg.TASK:
@@ -372,8 +398,8 @@ class Auctioneer:
                 last_deadline = await self._tick(last_deadline, term)
             except SteppedDown:
                 return
-            except Exception:  # noqa: BLE001 - a failed tick (DB busy, Redis hiccup) is retried next tick
-                log.exception("otto auctioneer: tick failed")
+            except Exception as error:  # noqa: BLE001 - a failed tick (DB busy, Redis hiccup) is retried next tick
+                round_failed(log, "otto auctioneer: tick", error)
             self.ticks += 1
             await self.wait_for_work(self.wait_s())
             # At most one tick per tick_s: a burst of arrivals is recorded in one batch.
@@ -564,16 +590,21 @@ class Orchestrator:
         # The inbox is this orchestrator's member of the tasks.auction group: one queue
         # carries both the announcements and its private awards and revokes.
         await self.layer.group_add(bus.name(bus.AUCTION), self.inbox)
-        while True:
-            message = await receive(self.layer, self.inbox)
-            try:
-                checked = msg.validate(message)
-            except msg.MalformedMessage as exc:
-                await _dropped_malformed(self.inbox, exc)
-                continue
-            task = asyncio.create_task(self._handle(checked))
-            self.pending.add(task)
-            task.add_done_callback(self.pending.discard)
+        joined = asyncio.create_task(stay_joined(self.layer, [bus.name(bus.AUCTION)], self.inbox,
+                                                 f"otto orchestrator {self.client_id}"))
+        try:
+            while True:
+                message = await receive(self.layer, self.inbox)
+                try:
+                    checked = msg.validate(message)
+                except msg.MalformedMessage as exc:
+                    await _dropped_malformed(self.inbox, exc)
+                    continue
+                task = asyncio.create_task(self._handle(checked))
+                self.pending.add(task)
+                task.add_done_callback(self.pending.discard)
+        finally:
+            joined.cancel()
 
     async def _handle(self, message: dict[str, Any]) -> None:
         try:
@@ -581,8 +612,8 @@ class Orchestrator:
                 await self._bid(message)
             elif message["type"] == msg.AWARD:
                 await self._award(message)
-        except Exception:  # noqa: BLE001
-            log.exception("otto orchestrator %s: %s failed", self.client_id, message["type"])
+        except Exception as error:  # noqa: BLE001
+            round_failed(log, f"otto orchestrator {self.client_id}: {message['type']}", error)
 
     async def _bid(self, announcement: dict[str, Any]) -> None:
         if self.client_id in announcement.get("exclude", []):
@@ -718,8 +749,8 @@ class OrchestratorFleet:
                 self.wake.clear()
                 try:
                     last_presence = await self._housekeep(last_presence)
-                except Exception:  # noqa: BLE001 - retried on the next round
-                    log.exception("otto orchestrators: housekeeping failed")
+                except Exception as error:  # noqa: BLE001 - retried on the next round
+                    round_failed(log, "otto orchestrators: housekeeping", error)
                 self.rounds += 1
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.wake.wait(), self.wait_s(last_presence))

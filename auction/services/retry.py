@@ -21,9 +21,11 @@ import functools
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
+import redis
 from django.db import OperationalError, connection
 
 from auction.bbs.collector import collector_paused
@@ -48,6 +50,37 @@ def is_lock_error(error: BaseException) -> bool:
 
 
 
+def transient(error: BaseException) -> bool:
+    """A failure the next round of a loop meets no more: another writer's lock, a Redis
+    that did not answer in time or restarted."""
+    return is_lock_error(error) or isinstance(error, redis.RedisError)
+
+
+def round_failed(logger: logging.Logger, what: str, error: BaseException) -> None:
+    """What a long-running loop (the Otto auctioneer's tick, the orchestrators'
+    housekeeping, beat's tick) says of a round that failed and runs again next round: one
+    line for a transient failure, a traceback for anything else (a bug)."""
+    if transient(error):
+        logger.warning("%s: %s; the next round runs it again", what, _first_line(error))
+    else:
+        logger.error("%s failed", what, exc_info=error)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}"
+
+
+@contextmanager
+def round_guarded(logger: logging.Logger, what: str) -> Iterator[None]:
+    """Around one round of a loop that runs again anyway (beat's tick, a queued auction):
+    its failure is ``round_failed``'s words, and the loop goes on."""
+    try:
+        yield
+    except Exception as error:  # noqa: BLE001 - the loop's next round is the retry
+        round_failed(logger, what, error)
+
+
 def retry_locked(fn: F) -> F:
     """Run ``fn`` again when it meets another writer's lock (module docstring)."""
 
@@ -67,8 +100,10 @@ def retry_locked(fn: F) -> F:
                     lock_stats["gave_up"] += 1
                     raise
                 lock_stats["retried"] += 1
-                log.warning("%s met a lock (%s); retry %d of %d in %.2f s", fn.__qualname__,
-                            error, attempt, ATTEMPTS - 1, pause)
+                # Not a warning: a retry that succeeds is the design working; one that
+                # gives up reaches the loop's ``round_failed``, which says so once.
+                log.info("%s met a lock (%s); retry %d of %d in %.2f s", fn.__qualname__,
+                         error, attempt, ATTEMPTS - 1, pause)
                 time.sleep(pause)
                 pause *= 2
         raise AssertionError("unreachable")

@@ -24,6 +24,7 @@ from auction.selectors.clock import clock_row
 from auction.services.clock import clock_tick
 from auction.services.events import events_trim
 from auction.services.locks import cluster_lock
+from auction.services.retention import records_trim
 from auction.services.retry import retry_locked
 from auction.services.store import DbStore
 from auction.services.world import world_changed
@@ -77,6 +78,8 @@ def sim_advance(now: float | None = None, *, trim_events: bool = True) -> Advanc
                              .values_list("pk", flat=True))
         if trim_events:
             events_trim()
+            if report.auctions or report.passes:
+                records_trim(auctions=bool(report.auctions), passes=bool(report.passes))
         report.work_waiting = PendingWork.objects.filter(carried=False).exists()
     if report.instants:
         # Tasks may have finished: the Otto orchestrators look now (otto.md 11).

@@ -59,6 +59,9 @@ def read_capture(files: Iterable[tuple[str, bytes | IO[bytes] | IO[str]]]) -> Cl
                 data = json.loads(text)
             except json.JSONDecodeError as exc:
                 raise CaptureError(f"{name}:{number}: not JSON ({exc.msg})") from None
+            except RecursionError:
+                raise CaptureError(f"{name}:{number}: not JSON as cfdot prints it (nested "
+                                   "deeper than any BBS record)") from None
             if "\\u" in text:  # only an escape can carry a NUL or a lone surrogate
                 bad = unstorable(data)
                 if bad:

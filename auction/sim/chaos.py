@@ -11,6 +11,7 @@ whatever door should offer it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -221,8 +222,41 @@ def _desire(reader: ChaosReader, args: Mapping[str, Any], at: float) -> ChangeSe
     return change
 
 
+# Each SimApp field a request may set, by the JSON type it must have: a value of another
+# type is refused in the BBS's words before anything is built from it (a plan's desire
+# without a process guid answered 500).
+_APP_FIELD_TYPES: dict[str, str] = {
+    "process_guid": "text", "domain": "text", "rootfs": "text", "epoch": "text",
+    "instances": "integer", "memory_mb": "integer", "disk_mb": "integer", "tag": "integer",
+    "start_delay_s": "number", "crash_probability": "number", "crash_after_s": "number",
+    "placement_tags": "texts", "volume_drivers": "texts", "ports": "integers",
+}
+
+
+def _typed(kind: str, value: Any) -> bool:
+    if kind == "text":
+        return isinstance(value, str)
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    item = "text" if kind == "texts" else "integer"
+    return isinstance(value, (list, tuple)) and all(_typed(item, v) for v in value)
+
+
+def app_spec_errors(spec: Any) -> list[str]:
+    """The fields of a desired LRP's request that are missing or of the wrong type."""
+    if not isinstance(spec, Mapping):
+        return ["process_guid"]
+    wrong = [name for name, kind in _APP_FIELD_TYPES.items() if name in spec and not _typed(kind, spec[name])]
+    return ["process_guid", *wrong] if "process_guid" not in spec and "process_guid" not in wrong else wrong
+
+
 def desired_app(spec: Mapping[str, Any]) -> SimApp:
     """A SimApp from request fields, refused with the BBS's words when invalid."""
+    wrong = app_spec_errors(spec)
+    if wrong:
+        raise ChaosError(", ".join(f"Invalid field: {name}" for name in wrong))
     app = app_from_spec(dict(spec))
     errors = desired_lrp_errors(
         process_guid=app.process_guid, domain=app.domain, rootfs=app.rootfs,

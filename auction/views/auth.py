@@ -7,20 +7,45 @@ The admin's own login uses the same throttled form.
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import AuthenticationForm
 from django.http import HttpRequest
 
-from auction.services.signin import signin_failed, signin_succeeded, signin_wait_s
+from auction.services.signin import signin_failed, signin_held, signin_succeeded
+
+
+def _trusted(address: str) -> bool:
+    try:
+        ip = ipaddress.ip_address(address.strip())
+    except ValueError:
+        return False
+    return any(ip in network for network in settings.TRUSTED_PROXIES)
 
 
 def client_address(request: HttpRequest | None) -> str:
-    # daphne runs with --proxy-headers, so REMOTE_ADDR is the client's behind a proxy too.
-    return "" if request is None else str(request.META.get("REMOTE_ADDR", ""))
+    """The address the sign-in throttle counts (dashboard.md AD7).
+
+    The connection's own address, unless it is a trusted proxy (``DIEGO_TRUSTED_PROXIES``):
+    then X-Forwarded-For is read from the right, past the trusted proxies, to the first
+    address no trusted proxy vouches for. A header from anyone else is ignored: any
+    client can write one, and a throttle counted per header value is no throttle."""
+    if request is None:
+        return ""
+    address = str(request.META.get("REMOTE_ADDR", ""))
+    if not _trusted(address):
+        return address
+    hops = [hop.strip() for hop in str(request.META.get("HTTP_X_FORWARDED_FOR", "")).split(",")]
+    for hop in reversed([hop for hop in hops if hop]):
+        if not _trusted(hop):
+            return hop
+        address = hop
+    return address
 
 
 class ThrottledSignIn:
@@ -32,11 +57,9 @@ class ThrottledSignIn:
     def clean(self) -> dict[str, Any]:
         username = str(self.cleaned_data.get("username") or "")
         address = client_address(self.request)
-        wait = signin_wait_s(username, address)
-        if wait:
-            raise forms.ValidationError(
-                f"Too many failed sign-ins for this username from your address: try again in {wait} s.",
-                code="throttled")
+        held = signin_held(username, address)
+        if held is not None:
+            raise forms.ValidationError(held.message, code="throttled")
         try:
             cleaned = super().clean()  # type: ignore[misc]
         except forms.ValidationError:

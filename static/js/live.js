@@ -33,7 +33,10 @@
     lastFrame = Date.now();
     setStatus("open", "live");
   });
-  document.addEventListener("htmx:wsClose", function () {
+  document.addEventListener("htmx:wsClose", function (e) {
+    // 4403: this wall screen's kiosk link was revoked (dashboard.md AD9); loading the
+    // page again shows why instead of a frozen screen.
+    if (e.detail && e.detail.event && e.detail.event.code === 4403) { location.reload(); return; }
     if (closedSince === null) closedSince = Date.now();
     showReconnecting();
   });

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import time
+import urllib.request
 
 import pytest
 from django.core.management import call_command
@@ -25,7 +27,6 @@ def test_quiet_unless_verbose_and_noise_is_left_out() -> None:
 
 def test_the_banner_comes_after_up(monkeypatch: pytest.MonkeyPatch) -> None:
     """dashboard.md S5: "is up" and then bootstrap's lines, last."""
-    import urllib.request
 
     class Answer:
         status = 200
@@ -36,11 +37,40 @@ def test_the_banner_comes_after_up(monkeypatch: pytest.MonkeyPatch) -> None:
         def __exit__(self, *exc: object) -> None:
             return None
 
-    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout: Answer())
+    asked: list[str] = []
+    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout: asked.append(url) or Answer())
     said: list[str] = []
     announce_when_ready("http://127.0.0.1:8000/", said.append, banner="    open:  http://127.0.0.1:8000/\n")
     assert said[0].startswith("\n>>> diego-web is up at http://127.0.0.1:8000/")
     assert said[-1] == "    open:  http://127.0.0.1:8000/\n\n"
+    # The light readiness URL, never a page (a real-size grid took longer than the probe).
+    assert asked == ["http://127.0.0.1:8000/healthz/"]
+
+
+def test_the_banner_is_printed_even_when_the_app_never_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """dashboard.md S5: the password is shown once, so a slow start must not lose it."""
+    def refused(url: str, timeout: float) -> None:
+        raise OSError("connection refused")
+
+    monkeypatch.setattr(urllib.request, "urlopen", refused)
+    monkeypatch.setattr(time, "sleep", lambda s: None)
+    said: list[str] = []
+    announce_when_ready("http://127.0.0.1:8000/", said.append, timeout=0.05, banner="    password: x\n")
+    assert said[0].startswith("\n>>> diego-web did not answer at http://127.0.0.1:8000/")
+    assert said[-1] == "    password: x\n\n"
+
+
+@pytest.mark.django_db
+def test_healthz_is_light_and_answers_ok() -> None:
+    """dashboard.md S5: one trivial query, plain text."""
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        answer = Client().get("/healthz/")
+    assert answer.status_code == 200 and answer.content == b"ok"
+    assert [q["sql"] for q in queries.captured_queries] == ["SELECT 1"]
 
 
 @pytest.mark.django_db

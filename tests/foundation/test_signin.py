@@ -118,3 +118,68 @@ def test_without_redis_the_throttle_still_counts(settings) -> None:
     assert signin.signin_wait_s("u", "a", now) == 30
     signin.signin_succeeded("u", "a")
     assert signin.signin_wait_s("u", "a", now) == 0
+
+
+def test_a_forwarded_header_from_a_client_is_ignored(operator, settings) -> None:
+    """AD7: with no trusted proxy, X-Forwarded-For is the client's own words: rotating it
+    gains no guesses, and the right password still waits after the free failures."""
+    settings.TRUSTED_PROXIES = ()
+    client = Client(REMOTE_ADDR="10.0.1.1")
+    for n in range(signin.FREE_FAILURES):
+        client.post("/login/", {"username": "olga", "password": "wrong"}, HTTP_X_FORWARDED_FOR=f"198.51.100.{n}")
+    held = client.post("/login/", {"username": "olga", "password": "right-password-1"},
+                       HTTP_X_FORWARDED_FOR="198.51.100.200")
+    assert held.status_code == 200 and b"for this username from your address" in held.content
+
+
+def test_a_trusted_proxy_names_the_client(operator, settings) -> None:
+    """AD7: behind a trusted proxy the header is read from the right, past trusted hops,
+    to the first address they do not vouch for; what the client wrote before it is not it."""
+    import ipaddress
+
+    from auction.views.auth import client_address
+
+    settings.TRUSTED_PROXIES = (ipaddress.ip_network("10.9.0.0/16"),)
+    request = Client().get("/login/").wsgi_request
+    request.META.update(REMOTE_ADDR="10.9.0.5", HTTP_X_FORWARDED_FOR="6.6.6.6, 203.0.113.7, 10.9.0.2")
+    assert client_address(request) == "203.0.113.7"
+    request.META.update(REMOTE_ADDR="192.0.2.1")  # not a proxy: its header is ignored
+    assert client_address(request) == "192.0.2.1"
+    request.META.update(REMOTE_ADDR="10.9.0.5", HTTP_X_FORWARDED_FOR="")
+    assert client_address(request) == "10.9.0.5"
+
+
+def test_guesses_spread_over_addresses_meet_the_username_count(operator) -> None:
+    """AD7: per username from any address: after 10 failures from 10 addresses even the
+    right password from an eleventh waits, and says so."""
+    for n in range(signin.USERNAME_FREE_FAILURES):
+        Client(REMOTE_ADDR=f"10.0.2.{n}").post("/login/", {"username": "olga", "password": "wrong"})
+    held = Client(REMOTE_ADDR="10.0.2.99").post("/login/", {"username": "olga", "password": "right-password-1"})
+    assert held.status_code == 200
+    assert b"Too many failed sign-ins for this username: try again in 30 s." in held.content
+
+
+def test_spraying_usernames_from_one_address_meets_the_address_count() -> None:
+    """AD7: per address for any username: 20 usernames tried once each, then the 21st
+    waits; another address is not held up, and a success does not clear the address."""
+    now = 1_000_000.0
+    for n in range(signin.ADDRESS_FREE_FAILURES):
+        assert signin.signin_wait_s(f"user{n}", "a", now) == 0
+        signin.signin_failed(f"user{n}", "a", now)
+    held = signin.signin_held("someone-else", "a", now)
+    assert held is not None and held.reason == "address" and held.wait_s == 30
+    assert held.message == "Too many failed sign-ins from your address: try again in 30 s."
+    assert signin.signin_wait_s("someone-else", "b", now) == 0
+    signin.signin_succeeded("user0", "a")
+    assert signin.signin_wait_s("someone-else", "a", now) == 30
+
+
+def test_the_longest_wait_holds() -> None:
+    now = 1_000_000.0
+    for _ in range(signin.USERNAME_FREE_FAILURES + 1):
+        signin.signin_failed("u", "a", now)
+    held = signin.signin_held("u", "a", now)
+    # pair: 11 failures, 6 past its 5 free -> 30 * 2**6, capped; username: 1 past its 10 -> 60
+    assert held is not None and held.reason == "pair" and held.wait_s == signin.WAIT_CAP_S
+    signin.signin_succeeded("u", "a")  # the pair and the username; the address keeps 11 of 20
+    assert signin.signin_held("u", "a", now) is None

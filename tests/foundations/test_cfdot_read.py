@@ -202,3 +202,11 @@ def test_errors_name_file_line_and_field_plans_md_3_1() -> None:
         read_capture([("g", b"\x1f\x8bnot really gzip")])
     with pytest.raises(CaptureError, match="^u:2: not UTF-8 text$"):
         read_capture([("u", b'"cf-apps"\n"\xff"\n')])
+
+
+def test_deeply_nested_json_is_a_capture_error_plans_md_3_1() -> None:
+    """A line nested past the JSON reader's depth answers file:line, not a RecursionError
+    (the upload answered 500 and ``import_cfdot`` printed a traceback: issue 32)."""
+    deep = "[" * 100_000 + "]" * 100_000
+    message = error(("cells.jsonl", deep + "\n"))
+    assert message.startswith("cells.jsonl:1: not JSON as cfdot prints it (nested deeper")

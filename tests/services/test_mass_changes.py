@@ -256,3 +256,42 @@ def test_the_replay_of_a_summarised_auction_says_so_and_counts_every_failure(
     commit = client.get(f"/auctions/{run.pk}/?step={len(run.order) + 1}").content.decode()
     for error, n in run.failure_counts["errors"].items():
         assert f"× {n}" in commit and error.split(":")[0] in commit
+
+
+def test_a_loop_round_that_meets_a_busy_database_is_one_line(caplog: pytest.LogCaptureFixture) -> None:
+    """dashboard.md S6: a lock that outlasted the writer's retries is one warning line for
+    the loop's round, with no traceback; another error keeps its traceback."""
+    import logging
+
+    from auction.services.retry import round_failed, round_guarded
+
+    logger = logging.getLogger("test.loop")
+    with caplog.at_level(logging.WARNING, logger="test.loop"):
+        with round_guarded(logger, "clock tick"):
+            raise OperationalError("database is locked")
+    [record] = caplog.records
+    assert record.levelname == "WARNING" and record.exc_info is None
+    assert record.getMessage() == ("clock tick: OperationalError: database is locked; "
+                                   "the next round runs it again")
+    caplog.clear()
+    round_failed(logger, "otto auctioneer: tick", KeyError("bug"))
+    [record] = caplog.records
+    assert record.levelname == "ERROR" and record.exc_info is not None
+
+
+def test_beats_tick_survives_a_busy_database(monkeypatch: pytest.MonkeyPatch,
+                                              caplog: pytest.LogCaptureFixture) -> None:
+    """dashboard.md S6: the Celery tasks of the loop return; the next tick is the retry."""
+    import logging
+
+    from auction import tasks
+
+    def locked() -> float:
+        raise OperationalError("database is locked")
+
+    monkeypatch.setattr(tasks, "sim_tick_run", locked)
+    monkeypatch.setattr(tasks, "sim_advance", locked)
+    with caplog.at_level(logging.WARNING, logger="auction.tasks"):
+        assert tasks.sim_tick() == 0.0
+        assert tasks.auction_run() == 0
+    assert [r.exc_info for r in caplog.records] == [None, None]
