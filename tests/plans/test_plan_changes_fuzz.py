@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from auction.sim.plans import CHANGE_NAMES, PlanError, plan_changes
+from auction.sim.plan_changes import CHANGE_NAMES, PlanError, plan_changes
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
