@@ -196,3 +196,44 @@ class ApiJsonErrors(MiddlewareMixin):
         if response.has_header("Allow"):
             json_response["Allow"] = response["Allow"]
         return json_response
+
+
+# --- Content-Security-Policy (dashboard.md AD5) -------------------------------------------
+# Every script is a file of ours (static/js, the vendored htmx): none inline, none from
+# elsewhere, no eval. Styles allow inline attributes: blocks are sized by ``style="width"``
+# and coloured by ``--app`` per instance, and the report card is one self-contained file.
+# Sockets and requests go to this origin only; no page may be framed.
+CONTENT_SECURITY_POLICY = "; ".join((
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+))
+
+
+def content_security_policy(get_response: Callable[[HttpRequest], Any]) -> Callable[[HttpRequest], Any]:
+    """Sets the policy on every answer that has none (sync and async alike)."""
+    def finish(response: HttpResponse) -> HttpResponse:
+        if "Content-Security-Policy" not in response:
+            response["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+        return response
+
+    if iscoroutinefunction(get_response):
+        async def middleware_async(request: HttpRequest) -> HttpResponse:
+            return finish(await get_response(request))
+
+        return markcoroutinefunction(middleware_async)
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        return finish(get_response(request))
+
+    return middleware
+
+
+content_security_policy.sync_capable = True  # type: ignore[attr-defined]
+content_security_policy.async_capable = True  # type: ignore[attr-defined]

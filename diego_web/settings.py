@@ -128,6 +128,7 @@ MIDDLEWARE = [
     # Outermost: every error under /api/ leaves as the BBS's JSON (bbs.md 1.7).
     "auction.middleware.ApiJsonErrors",
     "django.middleware.security.SecurityMiddleware",
+    "auction.middleware.content_security_policy",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Before anything reads a session, a cookie or a form (bbs.md 1.5, dashboard.md U5).
     "auction.middleware.RefuseUnstorableInput",
