@@ -15,6 +15,7 @@ from auction.engine import (
     Resources,
     TaskWork,
     commit,
+    final_memory_in_use,
     run_auction,
 )
 
@@ -93,3 +94,12 @@ def test_lrp_refused_a_container_still_spent_its_memory_check_auction_md_7_3():
     out = commit(Resources(64, 10, 10), 32, work)
     assert ids(out.accepted) == ["z2.0"] and ids(out.rejected) == ["z1.0", "z3.0"]
 
+
+def test_final_memory_counts_what_the_containers_take_auction_md_9():
+    """auction.md 9 and 7.3: after the commit an accepted 0 MB LRP adds 0 MB to memory in
+    use, a non-zero one its memory plus the proxy, a task its memory."""
+    cells = [cell("P", available=Resources(200, 1000, 10), proxy_memory_mb=32)]
+    result = run_auction(cells, [zero("a"), zero("b"), LRPWork("n", 0, 10, 10),
+                                 TaskWork("t", 20, 10)])
+    assert set(result.placements) == {"a.0", "b.0", "n.0", "t"}
+    assert final_memory_in_use(cells, result) == [800 + 42 + 20]
