@@ -25,43 +25,54 @@ class CommitOutcome:
 
 
 def container_memory(memory_mb: int, proxy_memory_mb: int) -> int:
-    """The memory an LRP container takes on its cell (auction.md 7.3).
+    """The memory an LRP container takes from its cell (auction.md 7.3).
 
     The rep's allocator adds the proxy overhead to the container's memory limit, but only
     to a non-zero one: a 0 MB LRP runs with no limit and takes 0 MB, whatever the proxy.
-    Tasks have no proxy: their container takes ``memory_mb``.
+    This is what the executor reserves, so what tasks, later auctions and the cell's
+    bookkeeping see. Tasks have no proxy: their container takes ``memory_mb``.
     """
     return memory_mb + proxy_memory_mb if memory_mb else 0
 
 
 def commit(free: Resources, proxy_memory_mb: int, work: Sequence[WorkItem],
            evacuating: bool = False) -> CommitOutcome:
-    """One cell's ``Perform`` (``cloudfoundry/rep``, ``batch_container_allocator.go``).
+    """One cell's ``Perform`` (``cloudfoundry/rep``, ``auction_cell_rep.go`` and
+    ``batch_container_allocator.go``; the executor's ``AllocateContainers``).
 
-    LRPs first, by memory descending (stable: won order on ties), each accepted while
-    ``m + proxy`` fits and then taking ``container_memory`` (``m + proxy``, 0 for a 0 MB
-    LRP); then tasks in won order. An evacuating cell rejects everything (7.1).
+    Two budgets, as there. The rep first checks the LRPs' memory alone, by memory
+    descending (stable: won order on ties): each passes while ``m + proxy`` fits in a
+    budget that every LRP passed so far has lowered by its own ``m + proxy``, a 0 MB one
+    included; only later LRPs of this call see that budget. The executor then allocates
+    the passed LRPs' containers in that order and then the tasks in won order against the
+    cell's real free memory, disk and containers, each taking what it reserves
+    (``container_memory`` for an LRP: 0 MB for a 0 MB one). An evacuating cell rejects
+    everything (7.1).
     """
     if evacuating:
         return CommitOutcome((), tuple(work))
-    mem, disk, containers = free.memory_mb, free.disk_mb, free.containers
     lrps = sorted((w for w in work if type(w) is LRPWork), key=lambda w: -w.memory_mb)
     tasks = [w for w in work if type(w) is not LRPWork]
+    budget = free.memory_mb
+    passed: list[bool] = []
+    for lrp in lrps:
+        required = lrp.memory_mb + proxy_memory_mb
+        passed.append(required <= budget)
+        if passed[-1]:
+            budget -= required
+    mem, disk, containers = free.memory_mb, free.disk_mb, free.containers
     accepted: list[WorkItem] = []
     rejected: list[WorkItem] = []
-    for item in lrps:
-        if item.memory_mb + proxy_memory_mb <= mem and item.disk_mb <= disk and containers >= 1:
-            mem -= container_memory(item.memory_mb, proxy_memory_mb)
-            disk, containers = disk - item.disk_mb, containers - 1
+    sized: list[tuple[WorkItem, int, bool]] = [
+        (lrp, container_memory(lrp.memory_mb, proxy_memory_mb), ok)
+        for lrp, ok in zip(lrps, passed, strict=True)]
+    sized += [(task, task.memory_mb, True) for task in tasks]
+    for item, memory, ok in sized:
+        if ok and memory <= mem and item.disk_mb <= disk and containers >= 1:
+            mem, disk, containers = mem - memory, disk - item.disk_mb, containers - 1
             accepted.append(item)
         else:
             rejected.append(item)
-    for task in tasks:
-        if task.memory_mb <= mem and task.disk_mb <= disk and containers >= 1:
-            mem, disk, containers = mem - task.memory_mb, disk - task.disk_mb, containers - 1
-            accepted.append(task)
-        else:
-            rejected.append(task)
     return CommitOutcome(tuple(accepted), tuple(rejected))
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from operator import attrgetter, mul, sub
 
 from .batch import identifier
+from .commit import container_memory
 from .state import CellColumns
 from .types import AuctionResult, CellState, LRPWork
 
@@ -56,7 +57,8 @@ def memory_in_use(cells: Sequence[CellState], columns: CellColumns | None = None
 def final_memory_in_use(cells: Sequence[CellState], result: AuctionResult,
                         initial: Sequence[int] | None = None,
                         columns: CellColumns | None = None) -> list[int]:
-    """Memory in use after the commit: each accepted item adds its memory (LRPs + proxy).
+    """Memory in use after the commit: each accepted item adds what its container takes
+    (an LRP its memory plus the proxy, a 0 MB LRP nothing; auction.md 7.3).
     ``initial``: ``memory_in_use(cells)`` when the caller has it already; ``columns``: the
     caller's ``CellColumns`` (their map of positions) when they hold exactly these cells."""
     in_use = memory_in_use(cells) if initial is None else list(initial)
@@ -85,12 +87,16 @@ def _added_memory(cells: Sequence[CellState], result: AuctionResult,
         pos = position.get(cell_id)
         if pos is None:
             continue
-        proxy = cells[pos].proxy_memory_mb
+        # Committed, an LRP takes its container's memory (auction.md 7.3); before the
+        # commit, what the auction reserved (4.6).
+        proxy = cells[pos].proxy_memory_mb if result.committed else None
         memory = 0
         for item in work:
             if not rejected or placed.get(identifier(item)) == cell_id:
-                overhead = proxy if type(item) is LRPWork else 0
-                memory += item.memory_mb + (overhead if result.committed else 0)
+                if proxy is not None and type(item) is LRPWork:
+                    memory += container_memory(item.memory_mb, proxy)
+                else:
+                    memory += item.memory_mb
         added[pos] = added.get(pos, 0) + memory
     return added
 

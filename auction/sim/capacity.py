@@ -7,7 +7,8 @@ cells in: so each compatible cell takes as many as the scheduler's fit check all
 (``m + proxy`` must fit, ``m`` is reserved, auction.md 3 and 4.6), and its rep accepts
 what ``commit`` accepts (auction.md 7.3). The count per cell is those two rules run on
 the cell; the error that stops the app is the real auction (``run_auction``) of one more
-item on the cells so filled. tests/plans/test_capacity.py checks the count against the
+item on the cells so filled, or the empty error of a commit refusal when a commit refuses
+some of what the scheduler gives a cell (the next one is then placed and refused). tests/plans/test_capacity.py checks the count against the
 real auction of every instance on small bases.
 """
 
@@ -120,6 +121,7 @@ def capacity(cells: Iterable[SimCell], loads: Mapping[str, Load], now: float, sh
     probe = shape.item(0)
     zones: dict[str, int] = {s.zone: 0 for s in states}
     filled = []
+    refused = False
     for state in states:
         if failed_filter(state, shape.rootfs, shape.volume_drivers, shape.placement_tags) is not None:
             filled.append(state)
@@ -127,10 +129,16 @@ def capacity(cells: Iterable[SimCell], loads: Mapping[str, Load], now: float, sh
         won = _scheduled(state, probe)
         accepted = len(commit(state.available, state.proxy_memory_mb, [probe] * won).accepted)
         zones[state.zone] += accepted
+        refused = refused or accepted < won
         a = state.available
         filled.append(replace(state, available=Resources(a.memory_mb - won * shape.memory_mb,
                                                          a.disk_mb - won * shape.disk_mb,
                                                          a.containers - won)))
+    if refused:
+        # A cell's commit refuses some of what the scheduler gives it, so the scheduler
+        # places one more tentatively and a commit refuses it, with the empty error
+        # (auction.md 6.5 and 7.3).
+        return {"fits": sum(zones.values()), "zones": dict(sorted(zones.items())), "stopped_by": ""}
     # One more, through the real auction on the filled cells: the error that stops it.
     settings = replace(config or AuctionConfig(), starting_container_count_maximum=0)
     result = run_auction(filled, [shape.item(sum(zones.values()))], settings)

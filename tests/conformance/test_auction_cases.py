@@ -4,7 +4,8 @@ docs/behaviour/auction.md 10).
 ``order`` compared as a list, ``placements`` and ``failures`` as whole maps, ``scores``
 only for the identifiers ``expect`` names, with a relative tolerance of 1e-9. The cases
 live in ``tests/conformance/cases/`` (a copy of the user's public cases, checked equal
-to them by ``test_case_copies.py`` when those are beside the repository).
+to them by ``test_case_copies.py`` when those are beside the repository) and, for the
+project's own public cases in the same format, in ``tests/conformance/project/``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from auction.engine import load_case, run_case
 REPO = Path(__file__).resolve().parents[2]
 CASES = REPO / "tests" / "conformance" / "cases" / "auction"
 FILES = sorted(CASES.glob("*.json"))
+PROJECT = REPO / "tests" / "conformance" / "project" / "auction"
+PROJECT_FILES = sorted(PROJECT.glob("*.json"))
 
 
 def compare(result: dict, expect: dict) -> None:
@@ -36,9 +39,11 @@ def compare(result: dict, expect: dict) -> None:
 def test_case_folder_holds_every_public_case_conformance_md():
     """conformance.md: the suite runs every public case; the ten known ones are here."""
     assert len(FILES) >= 10, f"auction cases missing from {CASES}"
+    assert PROJECT_FILES, f"the project's own auction cases missing from {PROJECT}"
+    assert not {p.name for p in FILES} & {p.name for p in PROJECT_FILES}, "one name, one case"
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", FILES + PROJECT_FILES, ids=lambda p: p.name)
 def test_public_auction_case_auction_md_10(path: Path):
     """auction.md 10: one case = one auction (schedule + commit), compared with expect."""
     case = load_case(path)
@@ -46,13 +51,15 @@ def test_public_auction_case_auction_md_10(path: Path):
     compare(run_case(case).to_case_output(), case.expect)
 
 
-def test_cli_folder_runs_every_public_case_conformance_md_1():
+@pytest.mark.parametrize("folder", [CASES, PROJECT], ids=["public", "project"])
+def test_cli_folder_runs_every_public_case_conformance_md_1(folder: Path):
     """conformance.md: the folder form prints one {"case", "result"} line per file."""
-    out = subprocess.run([sys.executable, "-m", "auction.engine", str(CASES)], cwd=REPO,
+    files = sorted(folder.glob("*.json"))
+    out = subprocess.run([sys.executable, "-m", "auction.engine", str(folder)], cwd=REPO,
                          capture_output=True, text=True, check=True)
     lines = [json.loads(line) for line in out.stdout.splitlines()]
-    assert [line["case"] for line in lines] == [p.name for p in FILES]
-    for path, line in zip(FILES, lines, strict=True):
+    assert [line["case"] for line in lines] == [p.name for p in files]
+    for path, line in zip(files, lines, strict=True):
         compare(line["result"], json.loads(path.read_text())["expect"])
 
 

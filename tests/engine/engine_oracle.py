@@ -252,20 +252,33 @@ def run(case: dict[str, Any], commit: bool = True) -> dict[str, Any]:
     if commit:
         for cell in fetched:
             work = won.get(cell["cell_id"], [])
-            free = dict(cell["available"])
+            proxy = cell["proxy_memory_mb"]
             lrp_work = sorted([w for w in work if w["kind"] == "lrp"], key=lambda w: -w["memory_mb"])
             task_work = [w for w in work if w["kind"] == "task"]
-            for w in lrp_work + task_work:
-                need = w["memory_mb"] + (cell["proxy_memory_mb"] if w["kind"] == "lrp" else 0)
-                if need <= free["memory_mb"] and w["disk_mb"] <= free["disk_mb"] \
-                        and free["containers"] >= 1:
-                    # auction.md 7.3: a 0 MB container has no limit and takes 0 MB.
-                    free["memory_mb"] -= need if w["memory_mb"] else 0
+            # The rep's Perform: LRP memory alone, each passed one lowering the budget by
+            # m + proxy, a 0 MB one included.
+            remaining, requests, refused = cell["available"]["memory_mb"], [], []
+            for w in lrp_work:
+                if w["memory_mb"] + proxy <= remaining:
+                    remaining -= w["memory_mb"] + proxy
+                    requests.append(w)
+                else:
+                    refused.append(w)
+            # The executor's AllocateContainers: the passed LRPs (a 0 MB container has no
+            # limit, so no proxy is added to it), then the tasks, against the real free.
+            free = dict(cell["available"])
+            for w in requests + task_work:
+                size = w["memory_mb"] + (proxy if w["kind"] == "lrp" and w["memory_mb"] else 0)
+                if size <= free["memory_mb"] and w["disk_mb"] <= free["disk_mb"] \
+                        and free["containers"] > 0:
+                    free["memory_mb"] -= size
                     free["disk_mb"] -= w["disk_mb"]
                     free["containers"] -= 1
                 else:
-                    del placements[w["id"]]
-                    del scores[w["id"]]
-                    failures[w["id"]] = ""
+                    refused.append(w)
+            for w in refused:
+                del placements[w["id"]]
+                del scores[w["id"]]
+                failures[w["id"]] = ""
     return {"order": [x["id"] for x in items], "placements": placements,
             "failures": failures, "scores": scores}

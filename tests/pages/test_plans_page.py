@@ -83,6 +83,17 @@ def test_the_capacity_form_answers_in_place_plans_md_2_1(placed, client) -> None
     assert bad.status_code == 400 and b"Invalid field: memory_mb" in bad.content
 
 
+def test_the_next_one_refused_at_commit_is_named_plans_md_2_1(placed, client) -> None:  # type: ignore[no-untyped-def]
+    """plans.md 2.1, auction.md 7.3: with a proxy, a commit refuses 0 MB LRPs the scheduler
+    still gives the cells; the next one's error is the empty string, named on the page."""
+    from auction.models import Cell
+
+    Cell.objects.update(proxy_memory_mb=32)
+    answer = parse(client.get("/plans/capacity/?memory_mb=0&disk_mb=0").content.decode())
+    assert int(answer.find("strong", data_fits=True).text) > 0
+    assert answer.find("p", class_="capacity-fits").find("em").text == "refused at commit"
+
+
 def test_the_grid_loads_zone_loss_chips_after_itself_plans_md_2_2(placed, client) -> None:  # type: ignore[no-untyped-def]
     grid = parse(client.get("/grid/").content.decode())
     assert grid.find(id="zone-loss").attrs["hx-get"] == "/plans/zone-loss/"
