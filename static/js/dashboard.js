@@ -281,3 +281,18 @@
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", function () { apply(stored()); });
   else apply(stored());
 })();
+
+// Behaviour that pages once wrote inline (onsubmit, onfocus): the Content-Security-Policy
+// allows scripts from our files only (dashboard.md AD5), so they are delegated here.
+(function () {
+  "use strict";
+  document.addEventListener("submit", function (e) {
+    var form = e.target;
+    var question = form && form.getAttribute && form.getAttribute("data-confirm");
+    if (question && !window.confirm(question)) e.preventDefault();
+  }, true);
+  document.addEventListener("focusin", function (e) {
+    var field = e.target;
+    if (field && field.getAttribute && field.getAttribute("data-select-on-focus")) field.select();
+  });
+})();
