@@ -152,7 +152,11 @@ def cells_svg(card: Card) -> str:
 def metrics_table(report: Report) -> str:
     """auction.md 9 side by side: a column per card, the best value of a row marked."""
     cards = report.cards
-    head = "".join(f'<th scope="col">{esc(c.label)}</th>' for c in cards)
+    # A column with no figures says why above its dashes (an objective whose weights do
+    # not add up to 1, a strategy that refused its settings).
+    head = "".join(f'<th scope="col">{esc(c.label)}</th>' if c.metrics is not None else
+                   f'<th scope="col">{esc(c.label)}<br><span class="error">{esc(c.error or "did not run")}</span></th>'
+                   for c in cards)
     rows = []
     for name, label in report.metric_rows:
         cells = []

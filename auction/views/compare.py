@@ -145,7 +145,10 @@ def compare_page(request: HttpRequest) -> HttpResponse:
         context.update(_read_model(result, params))
     except CompareError as exc:
         context["error"] = str(exc)
-        context.setdefault("chosen", list(DEFAULT_STRATEGIES))
+        # The form shows what was ticked (five, say), so one can be unticked; defaults
+        # only when nothing known was.
+        ticked = [n for v in params.getlist("strategies") for n in v.split(",") if n.strip() in PANE_KINDS]
+        context.setdefault("chosen", [n.strip() for n in ticked] or list(DEFAULT_STRATEGIES))
         status = 400
     context["form"] = {k: params.get(k, "") for k in (
         "scenario", "seed", "t", "diego.scw", "diego.bpw", "objective.f", "objective.alpha",

@@ -182,3 +182,44 @@ def test_batch_zone_skew_by_index_or_by_walk_matches_the_engine_auction_md_9() -
         for holders in (world.rows.holders, None):
             mine = batch_zone_skew(states, result, holders)
             assert mine.per_app == {g: full.per_app[g] for g in guids}, (apps, holders)
+
+
+@pytest.mark.django_db
+def test_the_untouched_form_runs_as_it_was_drawn(client: Client) -> None:
+    """dashboard.md S1: the form draws the objective's weights exactly, so pressing Run
+    on it sends weights that add up to 1 (0.333333 three times did not: the pane then
+    answered "must be 1")."""
+    import re
+    from urllib.parse import urlencode
+
+    page = client.get("/compare/?strategies=objective,diego&scenario=boulders-pebbles&t=30").content.decode()
+    weights = dict(re.findall(r'name="objective\.(alpha|beta|gamma|delta)" size="5" value="([^"]+)"', page))
+    assert set(weights) == {"alpha", "beta", "gamma", "delta"}
+    query = urlencode({"strategies": "objective,diego", "scenario": "boulders-pebbles", "t": "30",
+                       **{f"objective.{k}": v for k, v in weights.items()}})
+    again = client.get(f"/compare/?{query}")
+    assert again.status_code == 200 and "must be 1" not in again.content.decode()
+
+
+@pytest.mark.django_db
+def test_five_ticked_strategies_are_refused_and_stay_ticked(client: Client) -> None:
+    """dashboard.md S1: the refusal keeps the five boxes ticked, so one can be unticked."""
+    import re
+
+    query = "&".join(f"strategies={s}" for s in ("diego", "dea", "objective", "random", "diego-go"))
+    page = client.get(f"/compare/?{query}&scenario=boulders-pebbles&t=30")
+    assert page.status_code == 400
+    html = page.content.decode()
+    assert "choose 2 to 4 strategies, got 5" in html
+    assert len(re.findall(r'name="strategies" value="[^"]+" checked', html)) == 5
+
+
+def test_a_report_column_with_no_figures_says_why() -> None:
+    """plans.md 4: a pane that did not run shows its reason above its dashes."""
+    from auction.sim.compare import pane_spec
+    from auction.report import comparison_report
+
+    bad = ObjectiveConfig(alpha=0.5, beta=0.5, gamma=0.5, delta=0.0)
+    html = comparison_report("boulders-pebbles", [pane_spec("diego"), pane_spec("objective", objective=bad)],
+                             until=10.0)
+    assert "invalid objective: alpha + beta + gamma + delta must be 1</span></th>" in html
