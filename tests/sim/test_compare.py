@@ -216,8 +216,8 @@ def test_five_ticked_strategies_are_refused_and_stay_ticked(client: Client) -> N
 
 def test_a_report_column_with_no_figures_says_why() -> None:
     """plans.md 4: a pane that did not run shows its reason above its dashes."""
-    from auction.sim.compare import pane_spec
     from auction.report import comparison_report
+    from auction.sim.compare import pane_spec
 
     bad = ObjectiveConfig(alpha=0.5, beta=0.5, gamma=0.5, delta=0.0)
     html = comparison_report("boulders-pebbles", [pane_spec("diego"), pane_spec("objective", objective=bad)],
