@@ -110,6 +110,9 @@ class PresentEverywhereTests(LiveBrowserCase):
             expect(kiosk.locator(".topbar nav, #controls")).to_have_count(0)  # a wall screen: no menus on any page
             if path == "/lrps/":  # nor buttons: a wall is not operated (C6)
                 expect(kiosk.locator("button.expand").first).to_be_hidden()
+            if path == "/compare/":  # the panes show, the form's controls do not (it went blank)
+                expect(kiosk.locator(".pane").first).to_be_visible(timeout=3000)
+                expect(kiosk.locator(".cmp-controls")).to_be_hidden()
             assert "token=" in kiosk.url
             self.shot(kiosk, f"present-kiosk-{path.strip('/')}")
         # A filter on a server-filtered page (the history) is a new page for followers.
