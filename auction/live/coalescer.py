@@ -53,6 +53,8 @@ from auction.services.locks import lock_renew
 log = logging.getLogger(__name__)
 
 TICK_S = 0.25
+# How often the leading coalescer asks whether the presenter is still there (C5).
+PRESENCE_CHECK_S = 5.0
 FRAME_LIMIT = 256 * 1024
 # Zone tiles summarise a whole zone; once a second is live enough (G8).
 TILE_INTERVAL_S = 1.0
@@ -467,6 +469,7 @@ class _Runner:
         self.coalescer = Coalescer()
         self.lock: Any = None
         self.rate = RateWindow(int(round(1 / TICK_S)))
+        self.presence_checked = 0.0
 
     def joined(self) -> None:
         self.viewers += 1
@@ -516,6 +519,14 @@ class _Runner:
     def _tick(self) -> list[tuple[str, dict[str, Any]]]:
         if not self._lead():
             return []
+        now = time.monotonic()
+        if now - self.presence_checked >= PRESENCE_CHECK_S:
+            # A presenter who left ends their presentation even when no page is loaded
+            # meanwhile (C5): its banner frame releases the followers in this tick.
+            self.presence_checked = now
+            from auction.live.presenter import current_presenter
+
+            current_presenter()
         return self.coalescer.tick().frames
 
     async def _run(self) -> None:

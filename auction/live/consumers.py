@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from typing import Any
 from urllib.parse import parse_qs
@@ -23,9 +24,12 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from auction.live.coalescer import SEP, group_seqs, runner, viewers_change
 from auction.live.fragments import epoch_marker
 from auction.live.groups import group
+from auction.live.presenter import PERMISSION as PRESENT_PERMISSION
 from auction.live.rate import RateWindow
 from auction.live.snapshots import region_snapshot
 from auction.live.views import LiveParams, region_html, topics_for
+
+log = logging.getLogger(__name__)
 
 MESSAGES_PER_S = 4
 # Frames of one tick for different groups usually arrive within milliseconds, but one can
@@ -97,6 +101,13 @@ class LiveConsumer(AsyncWebsocketConsumer):
         await self._groups("add")
         await self.accept()
         runner.joined()
+        # A user who may present says, while this page is open, that they are here: a
+        # presentation ends when its presenter has had no page open for a while (C5).
+        self.presence: asyncio.Task[None] | None = None
+        user = self.scope.get("user")
+        if user is not None and getattr(user, "is_authenticated", False):
+            if await database_sync_to_async(user.has_perm)(PRESENT_PERMISSION):
+                self.presence = asyncio.create_task(self._present_here(user.pk))
         # Counted in (so the coalescer renders for us), then the snapshot first (L1):
         # whatever happened between the page render and the socket opening is covered by
         # this frame (several messages if it is huge). One trip to the sync thread.
@@ -109,6 +120,8 @@ class LiveConsumer(AsyncWebsocketConsumer):
         if not hasattr(self, "topics"):
             return
         runner.left()
+        if getattr(self, "presence", None) is not None:
+            self.presence.cancel()
         if self.kiosk is not None:
             await self.channel_layer.group_discard(self.kiosk, self.channel_name)
         if self.flusher is not None:
@@ -166,6 +179,16 @@ class LiveConsumer(AsyncWebsocketConsumer):
 
             user = self.scope.get("user")
             await database_sync_to_async(presenter_publish_state)(user, message["present"])
+
+    async def _present_here(self, user_id: int) -> None:
+        from auction.live.presenter import PRESENTER_SEEN_EVERY_S, presenter_seen
+
+        while True:
+            try:
+                await asyncio.to_thread(presenter_seen, user_id)
+            except Exception as exc:  # noqa: BLE001 - a missed beat; the next one may pass
+                log.warning("live: presenter presence: %s", exc)
+            await asyncio.sleep(PRESENTER_SEEN_EVERY_S)
 
     async def kiosk_revoked(self, event: dict[str, Any]) -> None:
         """This wall screen's link was revoked (dashboard.md AD9): no frame more. The page

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+import redis
 from django.template.loader import render_to_string
 from django.urls import Resolver404, resolve
 
@@ -94,12 +95,63 @@ def _key() -> str:
     return f"{key_prefix()}:presenter"
 
 
-def current_presenter() -> Presenter | None:
+#: A presentation ends when its presenter has had no page of the app open this long
+#: (C5): a presenter who closed the browser no longer pulls every visitor to their last
+#: page minutes later. The presenter's open pages say they are there every
+#: ``PRESENTER_SEEN_EVERY_S`` (``presenter_seen``, from their sockets).
+PRESENTER_AWAY_S = 60.0
+PRESENTER_SEEN_EVERY_S = 15.0
+
+
+def _seen_key() -> str:
+    return f"{key_prefix()}:presenter-seen"
+
+
+def _held() -> Presenter | None:
     raw = state_redis().get(_key())
     if raw is None:
         return None
     data = json.loads(raw)
     return Presenter(data["user_id"], data["name"], data["since"], data.get("state", {}))
+
+
+def current_presenter(now: float | None = None) -> Presenter | None:
+    """The presenter, or None; a presentation whose presenter is away ends here."""
+    held = _held()
+    if held is None:
+        return None
+    seen = state_redis().get(_seen_key())
+    last = max(held.since, float(seen) if seen else 0.0)
+    if (time.time() if now is None else now) - last <= PRESENTER_AWAY_S:
+        return held
+    _end_away(held)
+    return None
+
+
+def _end_away(held: Presenter) -> None:
+    client = state_redis()
+    # Only the presentation that was found away: a new one taken meanwhile stays.
+    with client.pipeline(transaction=True) as pipe:
+        pipe.watch(_key())
+        raw = pipe.get(_key())
+        if raw is None or json.loads(raw).get("since") != held.since:
+            return
+        pipe.multi()
+        pipe.delete(_key(), _seen_key())
+        try:
+            pipe.execute()
+        except redis.WatchError:
+            return
+    log.info("presenter: %s has had no page open for %.0f s; the presentation ended", held.name,
+             PRESENTER_AWAY_S)
+    publish_html(group("presenter"), presenter_banner(None, ended=True))
+
+
+def presenter_seen(user_id: int | None) -> None:
+    """The presenter's page is open (its socket says so every PRESENTER_SEEN_EVERY_S)."""
+    held = _held()
+    if held is not None and user_id is not None and held.user_id == user_id:
+        state_redis().set(_seen_key(), repr(time.time()), ex=int(PRESENTER_AWAY_S * 2))
 
 
 def _can_present(user: Any) -> bool:
@@ -137,10 +189,12 @@ def presenter_publish_state(user: Any, state: dict[str, Any]) -> bool:
 
 
 def _store(presenter: Presenter) -> None:
-    state_redis().set(_key(), json.dumps({
+    client = state_redis()
+    client.set(_key(), json.dumps({
         "user_id": presenter.user_id, "name": presenter.name, "since": presenter.since,
         "state": presenter.state,
     }))
+    client.set(_seen_key(), repr(time.time()), ex=int(PRESENTER_AWAY_S * 2))
     _send_now(presenter_banner(presenter))
 
 
@@ -165,6 +219,7 @@ def _send_now(banner: str) -> None:
         publish_html(group("presenter"), banner)
 
 
-def presenter_banner(presenter: Presenter | None = None) -> str:
-    presenter = presenter or current_presenter()
-    return render_to_string("partials/presenter.html", {"presenter": presenter, "oob": True})
+def presenter_banner(presenter: Presenter | None = None, *, ended: bool = False) -> str:
+    presenter = presenter or (None if ended else current_presenter())
+    return render_to_string("partials/presenter.html", {"presenter": presenter, "oob": True,
+                                                         "ended": ended})

@@ -375,10 +375,24 @@
     var y = Math.round(Number(fraction) * Math.max(0, max));
     if (isFinite(y) && Math.abs(window.scrollY - y) > 4) window.scrollTo(0, y);
   }
+  // Set once this page is sent to the presenter's page: until that page has loaded, no
+  // further frame moves it again (on a slow page, each presenter frame restarted the
+  // load, and the follower reloaded forever; C5).
+  var moving = false;
+  function moveTo(url) { moving = true; location.assign(url); }
+  window.addEventListener("pageshow", function (e) { if (e.persisted) moving = false; });
   function follow() {
+    if (moving) return;
     var state = presenterState();
     var banner = document.getElementById("presenter");
     if (!banner) return;
+    if (!state && document.getElementById("presenter-ended")) {
+      // The presenter left and the presentation ended (C5): say so, release the page.
+      body.classList.remove("following");
+      banner.hidden = false;
+      disableControls(false, "");
+      return;
+    }
     var presenting = !!(state && state.dataset.presenter && isPresenter());
     body.classList.toggle("presenting", presenting);
     if (presenting) body.dataset.presenterPage = "1"; else if (state && state.dataset.presenterId) delete body.dataset.presenterPage;
@@ -401,13 +415,13 @@
     var hereGrid = location.pathname === "/grid/" || location.pathname === "/";
     var samePage = location.pathname === path || (toGrid && hereGrid) || location.pathname === "/present/";
     var qs = function (p) { var t = p.toString(); return t ? "?" + t : ""; };
-    if (!samePage) { location.assign(path + qs(target)); return; }
+    if (!samePage) { moveTo(path + qs(target)); return; }
     // Within the page: what the page applies itself stays; anything else is a new page.
     var inPlace = ["sel", "scroll", "token", "follow"];
     if (document.getElementById("grid-filters") || onKiosk) inPlace = inPlace.concat(FILTERS);
     if (document.getElementById("replay")) inPlace.push("step");
     if (location.pathname !== "/present/" && sorted(here, inPlace) !== sorted(target, inPlace)) {
-      location.assign(location.pathname + qs(target)); return;
+      moveTo(location.pathname + qs(target)); return;
     }
     var url = location.pathname + qs(target);
     if (url !== location.pathname + location.search) { history.replaceState(null, "", url); filtersFromUrl(); }

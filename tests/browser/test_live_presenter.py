@@ -73,3 +73,54 @@ class PresenterTests(LiveBrowserCase):
         for page in (presenter, follower, kiosk):
             assert page.errors == [], page.errors
             page.context.close()
+
+class PresenterAwayTests(LiveBrowserCase):
+    """The away times shortened in the server too: it is forked when the class starts."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        from unittest import mock
+
+        from auction.live import coalescer
+        from auction.live import presenter as p
+
+        cls._patches = [mock.patch.object(p, "PRESENTER_AWAY_S", 3.0),
+                        mock.patch.object(p, "PRESENTER_SEEN_EVERY_S", 0.5),
+                        mock.patch.object(coalescer, "PRESENCE_CHECK_S", 0.5)]
+        for patch in cls._patches:
+            patch.start()
+        super().setUpClass()
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        super().tearDownClass()
+        for patch in cls._patches:
+            patch.stop()
+
+    def test_a_presentation_ends_when_its_presenter_leaves(self) -> None:
+        """C5: the presenter closes the browser; within the away time the follower is told
+        the presentation ended and gets its controls back, and a new visitor is sent
+        nowhere (it was pulled to the presenter's last page minutes later)."""
+        session = self.run_as_worker(_world_and_presenter)
+        lead = self.browser.new_context()
+        lead.add_cookies([{"name": "sessionid", "value": session, "url": self.live_server_url}])
+        presenter = self.open("/present/", lead)
+        presenter.get_by_role("button", name="Present").click()
+        expect(presenter.locator("body")).to_have_attribute("data-ws", "open", timeout=15_000)
+        presenter.goto(self.live_server_url + "/lrps/")
+        expect(presenter.locator("body")).to_have_attribute("data-ws", "open", timeout=15_000)
+        follower = self.open("/grid/", self.browser.new_context())
+        expect(follower).to_have_url(__import__("re").compile("/lrps/"), timeout=5000)
+        expect(follower.locator("#presenter-state")).to_have_text("following an operator", timeout=3000)
+        time.sleep(4)  # longer than the away time: the open presenter page keeps it
+        expect(follower.locator("#presenter-state")).to_be_visible()
+        lead.close()  # the presenter leaves
+        expect(follower.locator("#presenter-ended")).to_be_visible(timeout=10_000)
+        self.shot(follower, "C5-presenter-left")
+        visitor = self.open("/events/", self.browser.new_context())
+        expect(visitor.locator("body")).to_have_attribute("data-ws", "open", timeout=15_000)
+        time.sleep(1)
+        assert visitor.url.endswith("/events/")
+        for page in (follower, visitor):
+            assert page.errors == [], page.errors
+            page.context.close()

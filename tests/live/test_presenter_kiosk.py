@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 import pytest
 from django.contrib.auth.models import Permission, User
 
@@ -134,3 +137,51 @@ def test_presenter_views_of_the_app_pass(view) -> None:
     presenter_take(ann)
     assert presenter_publish_state(ann, {"view": view})
     assert current_presenter().state["view"] == view
+
+
+def test_a_presentation_ends_when_its_presenter_has_no_page_open() -> None:
+    """dashboard.md C5: no page of the presenter's says it is there for PRESENTER_AWAY_S:
+    the presentation ends (followers are released by its banner); a page that says so in
+    time keeps it."""
+    from auction.live import presenter as p
+
+    ann = _presenter("ann")
+    taken = p.presenter_take(ann)
+    now = time.time()
+    assert p.current_presenter(now + p.PRESENTER_AWAY_S - 1) is not None
+    p.presenter_seen(ann.pk)  # a page of hers is open
+    assert p.current_presenter(time.time() + p.PRESENTER_AWAY_S - 1) is not None
+    p.presenter_seen(None)  # anyone else's page says nothing for her
+    assert p.current_presenter(time.time() + p.PRESENTER_AWAY_S + 1) is None
+    assert p.current_presenter() is None  # ended for good, not just hidden
+    assert 'id="presenter-ended"' in p.presenter_banner(None, ended=True)
+    assert taken.user_id == ann.pk
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_a_presenters_open_socket_keeps_the_presentation() -> None:
+    """dashboard.md C5: the socket of a user who may present says they are there."""
+    from asgiref.sync import sync_to_async
+    from channels.testing import WebsocketCommunicator
+
+    from auction.live import presenter as p
+    from diego_web.asgi import application
+
+    ann = await sync_to_async(_presenter)("ann")
+    await sync_to_async(p.presenter_take)(ann)
+    await sync_to_async(p.state_redis().delete)(f"{p.key_prefix()}:presenter-seen")
+    communicator = WebsocketCommunicator(application, "/ws/live/?view=grid",
+                                         headers=[(b"origin", b"http://127.0.0.1:8000")])
+    communicator.scope["user"] = ann
+    connected, _ = await communicator.connect()
+    assert connected
+    await communicator.receive_from(timeout=5)
+    seen = None
+    for _ in range(50):
+        seen = await sync_to_async(p.state_redis().get)(f"{p.key_prefix()}:presenter-seen")
+        if seen:
+            break
+        await asyncio.sleep(0.05)
+    assert seen is not None
+    await communicator.disconnect()
