@@ -53,8 +53,9 @@ class Timer:
 
     def instant(self, record: Any) -> float | None:
         """The record's instant for this timer, or None when none runs on it."""
-        if not holds_all(self.where, record):
-            return None
+        for condition in self.where:  # a loop, not ``holds_all``: the memory store asks per row write
+            if not condition.holds(record):
+                return None
         if self.compute is not None:
             return self.compute(record)
         return getattr(record, self.field)  # type: ignore[no-any-return]

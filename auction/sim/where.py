@@ -31,14 +31,16 @@ class Where:
     def __post_init__(self) -> None:
         if self.op not in OPERATORS:
             raise ValueError(f"unknown operator {self.op!r}")
+        # The declared constant itself, so ``holds`` compares by identity (per row write).
+        object.__setattr__(self, "op", OPERATORS[OPERATORS.index(self.op)])
         if self.op == IN and not isinstance(self.value, frozenset):
             raise TypeError(f"{self.field} in: a frozenset, not {type(self.value).__name__}")
 
     def holds(self, record: Any) -> bool:
         value = getattr(record, self.field)
-        if self.op == IN:
+        if self.op is IN:
             return value in self.value
-        if self.op == EQ:
+        if self.op is EQ:
             return bool(value == self.value)
         return value is not None and bool(value >= self.value)
 
