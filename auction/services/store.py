@@ -19,7 +19,6 @@ from operator import attrgetter, ne
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Min
 
 from auction.bbs import types as core
 from auction.bbs.changes import RowUpdate
@@ -57,12 +56,19 @@ from auction.services.counters import counters_add
 from auction.services.events import event_record, event_rows, events_store
 from auction.services.reading_apart import round_inputs_mark, snapshot_read
 from auction.services.rows import apply_row_ops, apply_task_ops
-from auction.sim import replay_record
+from auction.services.where import silent_cells, timer_due, timer_next, timer_records, where_q
+from auction.sim import replay_record, timers
 from auction.sim.cfdot import ClusterView
 from auction.sim.changes import ChangeSet
+from auction.sim.lrps import void_requests
 from auction.sim.model import Load, QueuedWork, SimApp, SimCell, SimTask
-from auction.sim.replay_record import copy_keys, explain_wanted, replay_fields
-from auction.sim.reps import next_evacuation_sync
+from auction.sim.replay_record import (
+    COPY_PRECEDENCE,
+    copy_keys,
+    explain_wanted,
+    named_copy,
+    replay_fields,
+)
 from auction.sim.round import RoundInput, RoundRecord
 from auction.sim.scenario import scenario_steps
 
@@ -169,7 +175,7 @@ class DbStore:
         return auction_settings_config()
 
     def _silent(self) -> list[str]:
-        return list(Cell.objects.filter(state=Cell.State.FAILED).values_list("cell_id", flat=True))
+        return silent_cells()
 
     def _rows(self, query: Any) -> list[core.ActualLRP]:
         rows = []
@@ -188,22 +194,13 @@ class DbStore:
 
     # -- Store: timing ----------------------------------------------------------------------
     def next_due(self) -> float | None:
-        silent = self._silent()
+        silent, now = self._silent(), self.now
         candidates: list[float | None] = [
-            ActualLRP.objects.filter(state=ActualLRP.State.CLAIMED, presence=ActualLRP.Presence.ORDINARY,
-                                     ready_at__isnull=False).exclude(cell_id__in=silent)
-            .aggregate(m=Min("ready_at"))["m"],
-            ActualLRP.objects.filter(state__in=[ActualLRP.State.CLAIMED, ActualLRP.State.RUNNING],
-                                     crash_at__isnull=False).exclude(cell_id__in=silent)
-            .aggregate(m=Min("crash_at"))["m"],
-            Task.objects.filter(state=Task.State.RUNNING, finishes_at__isnull=False)
-            .exclude(cell_id__in=silent).aggregate(m=Min("finishes_at"))["m"],
-            Cell.objects.filter(presence_lost_at__gt=self.now).aggregate(m=Min("presence_lost_at"))["m"],
-            PendingWork.objects.filter(carried=False).aggregate(m=Min("queued_at"))["m"],
-            self._clock.next_convergence_at,
+            timer_next(timers.START, now, silent), timer_next(timers.CRASH, now, silent),
+            timer_next(timers.COMPLETION, now, silent), timer_next(timers.LAPSE, now),
+            timer_next(timers.NEW_WORK, now), self._clock.next_convergence_at,
         ]
-        candidates += [next_evacuation_sync(sim_cell(c)) for c in
-                       Cell.objects.select_related("zone").filter(state=Cell.State.DRAINING)]
+        candidates += [timers.EVACUATION_SYNC.instant(cell) for cell in self._draining()]
         steps = self._timeline()
         candidates.append(steps[0][1] if steps else None)
         present = [c for c in candidates if c is not None]
@@ -230,9 +227,7 @@ class DbStore:
     def due_starts(self, at: float) -> tuple[list[core.ActualLRP],
                                              dict[core.LRPKey, list[core.ActualLRP]],
                                              dict[str, SimApp]]:
-        rows = self._rows(ActualLRP.objects.select_for_update().filter(
-            state=ActualLRP.State.CLAIMED, presence=ActualLRP.Presence.ORDINARY, ready_at__lte=at,
-        ).exclude(cell_id__in=self._silent()))
+        rows = self._rows(timer_due(timers.START, at, self.now, self._silent()).select_for_update())
         if not rows:
             return [], {}, {}
         keys = {r.lrp_key for r in rows}
@@ -252,17 +247,17 @@ class DbStore:
         return out
 
     def due_crashes(self, at: float) -> list[core.ActualLRP]:
-        return self._rows(ActualLRP.objects.select_for_update().filter(
-            state__in=[ActualLRP.State.CLAIMED, ActualLRP.State.RUNNING], crash_at__lte=at,
-        ).exclude(cell_id__in=self._silent()))
+        return self._rows(timer_due(timers.CRASH, at, self.now, self._silent()).select_for_update())
 
     def due_completions(self, at: float) -> list[SimTask]:
-        return self._tasks(Task.objects.select_for_update().filter(
-            state=Task.State.RUNNING, finishes_at__lte=at).exclude(cell_id__in=self._silent()))
+        return self._tasks(timer_due(timers.COMPLETION, at, self.now, self._silent()).select_for_update())
+
+    def _draining(self) -> list[SimCell]:
+        """The cells an evacuation sync runs on (its instant is computed per cell)."""
+        return [sim_cell(c) for c in timer_records(timers.EVACUATION_SYNC).select_related("zone")]
 
     def due_evacuations(self, at: float) -> list[SimCell]:
-        cells = [sim_cell(c) for c in Cell.objects.select_related("zone").filter(state=Cell.State.DRAINING)]
-        return sorted((c for c in cells if (due := next_evacuation_sync(c)) is not None and due <= at),
+        return sorted((c for c in self._draining() if timers.EVACUATION_SYNC.due(c, at, self.now)),
                       key=lambda c: c.cell_id)
 
     def evacuation_view(self, cell_id: str) -> tuple[list[core.ActualLRP], dict[core.LRPKey, str],
@@ -281,8 +276,8 @@ class DbStore:
         return rows, ordinary, desired, tasks_left
 
     def due_lapses(self, at: float) -> list[SimCell]:
-        return sorted((sim_cell(c) for c in Cell.objects.select_related("zone").filter(
-            presence_lost_at__gt=self.now, presence_lost_at__lte=at)), key=lambda c: c.cell_id)
+        return sorted((sim_cell(c) for c in timer_due(timers.LAPSE, at, self.now).select_related("zone")),
+                      key=lambda c: c.cell_id)
 
     def convergence_due(self, at: float) -> bool:
         return self._clock.next_convergence_at <= at
@@ -298,7 +293,7 @@ class DbStore:
 
     # -- Store: the auction -----------------------------------------------------------------
     def has_new_work(self) -> bool:
-        return PendingWork.objects.filter(carried=False).exists()
+        return timer_records(timers.NEW_WORK).exists()
 
     def round_input(self, at: float) -> RoundInput:
         queue = [queued_from_values(v) for v in PendingWork.objects.select_for_update().order_by("id")
@@ -483,7 +478,7 @@ class DbStore:
         if change.queue_remove:
             bulk_delete(PendingWork, change.queue_remove)
         for guid, keep in change.queue_drop:
-            PendingWork.objects.filter(kind="lrp", process_guid=guid, index__gte=keep).delete()
+            PendingWork.objects.filter(where_q(void_requests(guid, keep))).delete()
         if change.queue_put:
             bulk_set(PendingWork,
                      [Values(q.seq, carried=q.carried, batch_position=q.batch_position,
@@ -589,15 +584,16 @@ def _record_auction(record: RoundRecord) -> int:
 
 
 def _copies(keys: set[tuple[str, int]]) -> dict[tuple[str, int], tuple[str, str]]:
-    copies: dict[tuple[str, int], tuple[str, str]] = {}
+    """The copy each instance's replay entry names (``named_copy``: one precedence)."""
+    found: dict[tuple[str, int], dict[str, str]] = defaultdict(dict)
     for chunk in _chunks(sorted({g for g, _ in keys})):
         for guid, index, presence, cell_id in ActualLRP.objects.filter(
-            desired_id__in=chunk,
-            presence__in=(ActualLRP.Presence.SUSPECT, ActualLRP.Presence.EVACUATING),
+            desired_id__in=chunk, presence__in=COPY_PRECEDENCE,
         ).values_list("desired_id", "index", "presence", "cell_id"):
             if (guid, index) in keys:
-                copies[(guid, index)] = (presence, cell_id)
-    return copies
+                found[(guid, index)][presence] = cell_id
+    return {key: copy for key, by_presence in found.items()
+            if (copy := named_copy(by_presence)) is not None}
 
 
 def _record_pass(change: ChangeSet) -> None:

@@ -50,7 +50,9 @@ class Store(ChaosReader, Protocol):
 
     def next_due(self) -> float | None:
         """The earliest instant something is due: a rep timer on a cell that reports, an
-        evacuation sync, a presence lapse, a timed action, the next pass, new work."""
+        evacuation sync, a presence lapse, a timed action, the next pass, new work. The
+        timers and their boundary are ``auction.sim.timers``' declarations, as for every
+        ``due_*`` read and ``has_new_work``."""
         ...
 
     def due_actions(self, at: float) -> list[tuple[str, str, dict[str, object]]]:

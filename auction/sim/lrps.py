@@ -20,6 +20,7 @@ from auction.bbs.lrp_operations import new_unclaimed
 from auction.sim.changes import ChangeSet
 from auction.sim.ids import desired_epoch, row_epoch
 from auction.sim.model import SimApp, SimTask
+from auction.sim.where import EQ, GE, Where
 
 DESIRED_CREATED = "desired_lrp_created"
 DESIRED_CHANGED = "desired_lrp_changed"
@@ -51,6 +52,14 @@ def lrp_desire(app: SimApp, existing_ordinary: Iterable[int], at: float) -> Chan
     change.events.append(ev.Event(DESIRED_CREATED, after=desired_view(app)))
     _unclaimed(change, app, range(app.instances), set(existing_ordinary), at)
     return change
+
+
+def void_requests(process_guid: str, keep: int) -> tuple[Where, ...]:
+    """The queued items a scale-down to ``keep`` makes void (bbs.md 1.4 [project rule]):
+    the app's LRP start requests from index ``keep`` on, carried or new. Both stores
+    drop by it (``ChangeSet.queue_drop``): the memory store with ``holds_all``, the
+    database store as one filter (``auction/services/where.py``)."""
+    return (Where("kind", EQ, "lrp"), Where("process_guid", EQ, process_guid), Where("index", GE, keep))
 
 
 def _stop_from(change: ChangeSet, process_guid: str, rows: Sequence[core.ActualLRP], keep: int,

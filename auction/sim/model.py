@@ -18,6 +18,8 @@ HEALTHY: Final = "healthy"
 DRAINING: Final = "draining"
 FAILED: Final = "failed"
 CELL_STATES: Final = (HEALTHY, DRAINING, FAILED)
+#: The cell states whose rep reports nothing: its timers wait (``auction.sim.timers``).
+SILENT_STATES: Final = frozenset({FAILED})
 
 
 @dataclass(slots=True)
@@ -52,7 +54,7 @@ class SimCell:
     @property
     def silent(self) -> bool:
         """A failed cell's rep reports nothing (no start, crash or completion)."""
-        return self.state == FAILED
+        return self.state in SILENT_STATES
 
 
 @dataclass(slots=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from auction.bbs import types as core
 from auction.engine.types import CellState
@@ -25,6 +25,23 @@ RECORD_SAMPLE = 200
 
 #: (process guid, index) -> (presence, cell id) of an instance's SUSPECT or EVACUATING copy.
 Copies = Mapping[tuple[str, int], tuple[str, str]]
+
+
+#: The presences whose copy a replay entry names, the first one found winning where an
+#: instance has both (a SUSPECT left behind on a lost cell and an EVACUATING one on a
+#: draining cell): the evacuation, as its "evac" badge says too (dashboard.md A3).
+COPY_PRECEDENCE: Final = (core.EVACUATING, core.SUSPECT)
+
+
+def named_copy(found: Mapping[str, str]) -> tuple[str, str] | None:
+    """The (presence, cell id) a replay entry names of an instance's other copies,
+    ``found`` by presence (presence -> cell id); None when it has none of them. Both
+    stores' ``_copies`` pick by it."""
+    for presence in COPY_PRECEDENCE:
+        cell_id = found.get(presence)
+        if cell_id is not None:
+            return presence, cell_id
+    return None
 
 
 def explain_wanted(items: int, answering: int) -> bool:

@@ -44,6 +44,7 @@ from auction.sim.ids import instance_guid
 from auction.sim.loads import answering, cell_state, free_resources
 from auction.sim.model import DRAINING, Load, QueuedWork, SimApp, SimCell, SimTask
 from auction.sim.quality import AuctionStats, auction_stats
+from auction.sim.timers import NEW_WORK
 
 MAX_AUCTIONS_PER_RUN = 100
 
@@ -107,7 +108,7 @@ class RoundRecord:
 
 def has_new_work(queue: Iterable[QueuedWork]) -> bool:
     """auction.md 1 step 8: carried-over work does not start an auction by itself."""
-    return any(not q.carried for q in queue)
+    return any(map(NEW_WORK.applies, queue))
 
 
 def _work_items(data: RoundInput) -> tuple[list[Any], list[QueuedWork]]:
