@@ -36,7 +36,7 @@ def flood() -> None:
     """The seed, placed, then lrp-a scaled past what fits: 2,000 items wait."""
     scenario_load("seed-example")
     clock_reset(0.0, paused=True)
-    sim.auction_once("test")
+    sim.auction_once()
     desired_lrp_update("lrp-a", {"instances": 2003})
 
 
