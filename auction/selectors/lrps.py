@@ -119,6 +119,14 @@ class InstanceLine:
         return f"{self.index}-{self.presence.lower()}"
 
 
+def misaligned_words(indices: list[int], instances: int) -> str:
+    """Diego's index-misalignment blind spot, said where it happens (bbs.md 10)."""
+    shown = ", ".join(map(str, indices[:8])) + (", …" if len(indices) > 8 else "")
+    return (f"indices {shown} for {instances} instance{'s' if instances != 1 else ''}: Diego's "
+            "convergence does not see misaligned indices (the count matches); it stays until "
+            "the count changes")
+
+
 @dataclass(slots=True)
 class LRPRow:
     """D1: one row per DesiredLRP."""
@@ -132,6 +140,7 @@ class LRPRow:
     suspect: int
     missing: list[int]
     extra: list[int]
+    misaligned: list[int]  # the indices, when the count matches but they are not 0..n-1
     zones: dict[str, int]
     crashes: int
     restart: Restart
@@ -161,6 +170,8 @@ class LRPRow:
             return "missing", "!", f"{len(self.missing)} missing"
         if self.extra:
             return "extra", "+", f"{len(self.extra)} extra, to retire"
+        if self.misaligned:
+            return "misaligned", "≠", misaligned_words(self.misaligned, self.instances)
         if running == self.instances and not self.suspect:
             return "converged", "✓", "converged"
         return "starting", "…", f"{running}/{self.instances} running"
@@ -279,11 +290,16 @@ def _row(guid: str, domain: DomainView, instances: int, memory: int,
     by_state = Counter(line.state for line in ordinary)
     missing: list[int] = []
     extra: list[int] = []
+    misaligned: list[int] = []
+    present = {line.index for line in ordinary}
     # Step 3 of bbs.md 4.2 looks only when the ORDINARY count differs from instances.
     if len(ordinary) != instances:
-        present = {line.index for line in ordinary}
         missing = [i for i in range(instances) if i not in present]
         extra = sorted(line.index for line in ordinary if line.index >= instances)
+    elif any(index >= instances for index in present):
+        # The count matches but not the indices (rows 0 and 2 for 2 instances): Diego's
+        # blind spot (bbs.md 10), named here instead of "converged".
+        misaligned = sorted(present)
     for line in ordinary:
         line.extra = line.index in extra
     zones: Counter[str] = Counter(line.zone for line in ordinary
@@ -296,7 +312,7 @@ def _row(guid: str, domain: DomainView, instances: int, memory: int,
         ordinary={s: by_state.get(s, 0) for s in STATES},
         evacuating=sum(1 for line in lines if line.presence == EVACUATING),
         suspect=sum(1 for line in lines if line.presence == SUSPECT),
-        missing=missing, extra=extra, zones=dict(sorted(zones.items())),
+        missing=missing, extra=extra, misaligned=misaligned, zones=dict(sorted(zones.items())),
         crashes=sum(line.crash_count for line in ordinary), restart=restart,
         placement_error=errors[-1] if errors else "", lines=lines,
     )

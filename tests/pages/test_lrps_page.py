@@ -74,8 +74,13 @@ def test_rows_count_states_presences_missing_extra_and_zones() -> None:
                              state="RUNNING", cell_id=base.cell_id)
     ActualLRP.objects.filter(desired_id="lrp-a", index=2, presence="ORDINARY").delete()
     a = rows_by_guid()["lrp-a"]
-    # Count 3 = instances: the index-misalignment blind spot (bbs.md 10) hides both.
+    # Count 3 = instances: the index-misalignment blind spot (bbs.md 10) hides both, and
+    # the row says so instead of "converged" (dashboard.md D1).
     assert (a.missing, a.extra, a.suspect, a.evacuating) == ([], [], 1, 1)
+    assert a.misaligned == [0, 1, 5]
+    assert a.status == ("misaligned", "≠", "indices 0, 1, 5 for 3 instances: Diego's convergence "
+                        "does not see misaligned indices (the count matches); it stays until the "
+                        "count changes")
     ActualLRP.objects.filter(desired_id="lrp-a", index=1, presence="ORDINARY").delete()
     a = rows_by_guid()["lrp-a"]
     assert (a.missing, a.extra) == ([1, 2], [5])
