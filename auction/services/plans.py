@@ -35,7 +35,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from auction.bbs.validation import storable_text
-from auction.live.publish import mark_dirty
+from auction.live import publish
 from auction.models import (
     ActualLRP,
     Cell,
@@ -318,7 +318,7 @@ def plan_note(plan_id: int) -> str:
 def _notify(plan_id: int) -> None:
     """Open pages of the plan learn of its progress through the live layer (no polling)."""
     key = f"html:plan.{plan_id}|plan-note"
-    mark_dirty(key, stored={key: plan_note(plan_id)})
+    publish.mark_dirty(key, stored={key: plan_note(plan_id)})
 
 
 def plan_report_html(run: PlanRun, base: str) -> str:
