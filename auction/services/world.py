@@ -16,7 +16,17 @@ from django.db import transaction
 from django.db.models import F
 
 from auction.live.publish import clock_changed, mark_dirty_after_commit
-from auction.models import SimClock
+from auction.models import (
+    ActualLRP,
+    BBSEvent,
+    Cell,
+    DesiredLRP,
+    Domain,
+    PendingWork,
+    SimClock,
+    Task,
+    Zone,
+)
 
 
 def world_changed() -> int:
@@ -34,16 +44,5 @@ def cluster_empty() -> None:
     """Remove the whole cluster (inside the caller's transaction) before another is put in
     its place: a scenario loaded, a foundation imported. Its event log goes with it: its
     instants are another world's; so do its queued start requests."""
-    from auction.models import (
-        ActualLRP,
-        BBSEvent,
-        Cell,
-        DesiredLRP,
-        Domain,
-        PendingWork,
-        Task,
-        Zone,
-    )
-
     for model in (ActualLRP, DesiredLRP, Task, Domain, Cell, Zone, BBSEvent, PendingWork):
         model.objects.all().delete()

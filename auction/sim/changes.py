@@ -36,12 +36,12 @@ class Note:
 
 @dataclass(slots=True, frozen=True)
 class AuctionWanted:
-    """New work waits: the auctioneer should run now, not at the next tick (auction.md 1)."""
+    """New work waits: the auctioneer should run now, not at the next tick (auction.md 1.2)."""
 
 
 @dataclass(slots=True, frozen=True)
 class OttoRefeed:
-    """PENDING Otto tasks with no live auction go back to the open auction (otto.md 9)."""
+    """PENDING Otto tasks with no live auction go back to the open auction (otto.md 7, 9)."""
 
     at: float
 

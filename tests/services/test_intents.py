@@ -1,5 +1,5 @@
 """After-commit intents: the store writes, the shell acts once the change is kept
-(docs/architecture.md "The shell"; dashboard.md L3 for the live marks, auction.md 1 step 1
+(docs/architecture.md "The shell"; dashboard.md L3 for the live marks, auction.md 1.2
 for the auctioneer's trigger, otto.md 9 for the re-feed, bbs.md 7 for callbacks)."""
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def queued_work(at: float = 1.0) -> ChangeSet:
 
 def test_new_work_triggers_an_auction_after_the_commit_not_before(
         cluster: None, sent: list, django_capture_on_commit_callbacks: Any) -> None:
-    """auction.md 1 step 1: a queued start request asks a worker to run the auctioneer,
+    """auction.md 1.2: a queued start request asks a worker to run the auctioneer,
     once the request's row is there for it to read."""
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         with transaction.atomic():
