@@ -23,9 +23,11 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from auction.live.coalescer import SEP, group_seqs, runner, viewers_change
 from auction.live.fragments import epoch_marker
 from auction.live.groups import group
+from auction.live.presenter import presenter_publish_state
 from auction.live.rate import RateWindow
 from auction.live.snapshots import region_snapshot
 from auction.live.views import LiveParams, region_html, topics_for
+from auction.selectors.clock import world_epoch
 
 MESSAGES_PER_S = 4
 # Frames of one tick for different groups usually arrive within milliseconds, but one can
@@ -135,8 +137,6 @@ class LiveConsumer(AsyncWebsocketConsumer):
 
         A page drawn for another world epoch gets the new epoch instead (it reloads): a
         resync must not swap the new world's cells into it."""
-        from auction.selectors.clock import world_epoch
-
         if self.epoch is not None and (current := world_epoch()) != self.epoch:
             self.epoch_sent = True
             return epoch_marker(current)
@@ -162,8 +162,6 @@ class LiveConsumer(AsyncWebsocketConsumer):
         except (ValueError, RecursionError):  # deep nesting is the reader's recursion limit
             return
         if isinstance(message, dict) and isinstance(message.get("present"), dict):
-            from auction.live.presenter import presenter_publish_state
-
             user = self.scope.get("user")
             await database_sync_to_async(presenter_publish_state)(user, message["present"])
 
