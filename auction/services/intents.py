@@ -15,7 +15,7 @@ from functools import partial
 
 from django.db import transaction
 
-from auction.live.publish import cells_changed, mark_dirty_after_commit
+from auction.live.publish import cells_changed, clock_changed, mark_dirty_after_commit
 from auction.services.callbacks import task_callbacks_request
 from auction.services.otto import otto_refeed
 from auction.services.work import trigger_auction_after_commit
@@ -26,6 +26,7 @@ from auction.sim.changes import (
     Intent,
     LiveChanged,
     OttoRefeed,
+    WorldMoved,
 )
 
 
@@ -35,7 +36,7 @@ def intents_after_commit(intents: Iterable[Intent]) -> None:
     elements: dict[str, None] = {}
     callbacks: dict[str, None] = {}
     refeed_at: float | None = None
-    auction = False
+    auction = world = False
     for intent in intents:
         if isinstance(intent, CellsChanged):
             cells = (cells or {}) | dict.fromkeys(intent.cells)
@@ -47,12 +48,19 @@ def intents_after_commit(intents: Iterable[Intent]) -> None:
             refeed_at = intent.at if refeed_at is None else max(refeed_at, intent.at)
         elif isinstance(intent, AuctionWanted):
             auction = True
+        elif isinstance(intent, WorldMoved):
+            world = True
         else:  # pragma: no cover - a new kind of intent must be run here
             raise TypeError(f"no runner for intent {intent!r}")
     # The transaction's marks go out as one after its commit (``mark_dirty_after_commit``).
-    keys = (*(cells_changed(sorted(cells)) if cells is not None else ()), *elements)
+    keys = (*(cells_changed(sorted(cells)) if cells is not None else ()), *elements,
+            *(("epoch",) if world else ()))
     if keys:
         mark_dirty_after_commit(*keys)
+    if world:
+        # The Otto processes look again too (otto.md 11): a scenario may have been loaded
+        # while the clock's own messages were suppressed (``simulate``).
+        transaction.on_commit(clock_changed)
     if refeed_at is not None:
         transaction.on_commit(partial(otto_refeed, refeed_at))
     if callbacks:

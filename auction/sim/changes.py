@@ -68,7 +68,13 @@ class LiveChanged:
     elements: tuple[str, ...]
 
 
-Intent = AuctionWanted | OttoRefeed | CallbacksDue | CellsChanged | LiveChanged
+@dataclass(slots=True, frozen=True)
+class WorldMoved:
+    """The world epoch moved: every open page draws the cluster anew, and the Otto
+    processes look at the clock again (dashboard.md L1, otto.md 11)."""
+
+
+Intent = AuctionWanted | OttoRefeed | CallbacksDue | CellsChanged | LiveChanged | WorldMoved
 
 
 @dataclass(slots=True)

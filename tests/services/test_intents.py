@@ -25,6 +25,7 @@ from auction.sim.changes import (
     Intent,
     LiveChanged,
     OttoRefeed,
+    WorldMoved,
 )
 from auction.sim.model import QueuedWork
 
@@ -124,6 +125,8 @@ def test_every_kind_of_intent_is_run(
     """One of each kind through the runner: each reaches what acts on it, once."""
     refed: list[float] = []
     monkeypatch.setattr(runner, "otto_refeed", refed.append)
+    told: list[object] = []
+    monkeypatch.setattr(runner, "clock_changed", lambda: bool(told.append(None)))
     handed: list[list[str]] = []
     monkeypatch.setattr(runner, "task_callbacks_request", lambda guids: handed.append(list(guids)))
     marked: list[tuple[str, ...]] = []
@@ -133,11 +136,12 @@ def test_every_kind_of_intent_is_run(
         runner.intents_after_commit([
             AuctionWanted(), AuctionWanted(), OttoRefeed(5.0), OttoRefeed(6.0),
             CallbacksDue(("t1", "t2")), CallbacksDue(("t2",)), CellsChanged(("c2",)),
-            CellsChanged(("c1",)), LiveChanged(("auctions",))])
+            CellsChanged(("c1",)), LiveChanged(("auctions",)), WorldMoved(), WorldMoved()])
     assert sent == [(workers.AUCTION_RUN, ())]
     assert refed == [6.0]
     assert handed == [["t1", "t2"]]
-    assert marked == [("cell:c1", "cell:c2", "tray", "lrps", "controls", "auctions")]  # one mark
+    assert marked == [("cell:c1", "cell:c2", "tray", "lrps", "controls", "auctions", "epoch")]  # one mark
+    assert told == [None]
 
 
 def test_each_worker_name_is_a_celery_task() -> None:
