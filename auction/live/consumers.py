@@ -28,6 +28,7 @@ from auction.live.rate import RateWindow
 from auction.live.snapshots import region_snapshot
 from auction.live.views import LiveParams, region_html, topics_for
 from auction.selectors.clock import world_epoch
+from auction.services.kiosk import kiosk_group, kiosk_token_key
 
 MESSAGES_PER_S = 4
 # Frames of one tick for different groups usually arrive within milliseconds, but one can
@@ -67,8 +68,6 @@ class LiveConsumer(AsyncWebsocketConsumer):
         if self.params.view == "kiosk" or self.params.screen:
             # A wall screen's socket needs its link, valid now, and closes when the link
             # is revoked (dashboard.md AD9): refused before the handshake completes.
-            from auction.services.kiosk import kiosk_group, kiosk_token_key
-
             key = await database_sync_to_async(kiosk_token_key)((query.get("token") or [""])[0][:500])
             if key is None:
                 await self.close(code=4403)
