@@ -11,7 +11,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.db import transaction
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest, HttpResponseRedirect
 from django_celery_beat import models as beat_models
@@ -256,8 +256,6 @@ class DesiredLRPAdmin(OncePerField, ServiceBackedAdmin):
 
 
 def models_running_filter() -> Any:
-    from django.db.models import Q
-
     return Q(actual_lrps__state=ActualLRP.State.RUNNING,
              actual_lrps__presence=ActualLRP.Presence.ORDINARY)
 
@@ -287,8 +285,6 @@ class ActualLRPAdmin(ReadOnlyAdmin):
     def get_search_results(self, request: HttpRequest, queryset: QuerySet, term: str) -> Any:
         # Search by the guid column itself: orphans have no DesiredLRP row to join.
         if term:
-            from django.db.models import Q
-
             # desired__process_guid is the local column: Django trims the join.
             return queryset.filter(Q(desired__process_guid__icontains=term) | Q(instance_guid__icontains=term)
                                    | Q(cell_id__icontains=term)), False

@@ -9,10 +9,16 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.http import HttpRequest
 
+from auction.live.presenter import PERMISSION, current_presenter, user_tag
+from auction.permissions import is_operator
+from auction.selectors.clock import world_epoch
+from auction.selectors.controls import control_choices
+from auction.selectors.feed import FAMILIES, feed_rows, newest_event_id
+from auction.selectors.metrics import metrics_header
+from auction.views.kiosk import kiosk_token_valid
+
 
 def live(request: HttpRequest) -> dict[str, Any]:
-    from auction.selectors.clock import world_epoch
-
     return {"world": settings.DIEGO_WORLD, "world_epoch": world_epoch}
 
 
@@ -22,9 +28,6 @@ def presenting(request: HttpRequest) -> dict[str, Any]:
     user with the ``present`` permission may take over from any page, and a page
     opened with a valid kiosk token is drawn as a wall screen (no menus, no controls)
     so a kiosk follows the presenter onto every page. Callables: the admin reads none."""
-    from auction.live.presenter import PERMISSION, current_presenter, user_tag
-    from auction.views.kiosk import kiosk_token_valid
-
     # An error page for a request refused before AuthenticationMiddleware ran (a bad
     # Host) has no user: it is drawn as for an anonymous reader.
     user = getattr(request, "user", None) or AnonymousUser()
@@ -50,11 +53,6 @@ def shared_chrome(request: HttpRequest) -> dict[str, Any]:
     """The metrics header, feed drawer and controls every page but the kiosk shows
     (dashboard.md M1, M2, C1, C2). Callables, so a page that does not show them (the
     admin) runs no query."""
-    from auction.permissions import is_operator
-    from auction.selectors.controls import control_choices
-    from auction.selectors.feed import FAMILIES, feed_rows, newest_event_id
-    from auction.selectors.metrics import metrics_header
-
     return {
         "metrics_header": once(metrics_header), "feed_rows": once(feed_rows),
         "feed_newest": once(newest_event_id), "feed_families": FAMILIES,

@@ -6,7 +6,10 @@ import logging
 
 from celery import shared_task
 
+from auction.services import workers
 from auction.services.callbacks import task_callback_retry_in, task_callback_run
+from auction.services.plans import plan_run_by_id, zone_loss_refresh
+from auction.services.plans import plans_expire as plans_expire_service
 from auction.services.retry import round_guarded
 from auction.services.sim import sim_advance, sim_tick_run
 
@@ -24,7 +27,7 @@ def sim_tick() -> float:
     return 0.0
 
 
-@shared_task(name="auction.tasks.auction_run", ignore_result=True, acks_late=True)
+@shared_task(name=workers.AUCTION_RUN, ignore_result=True, acks_late=True)
 def auction_run() -> int:
     """Work was queued: advance now (its auctions included); one advance at a time."""
     with round_guarded(log, "auction run"):
@@ -33,7 +36,7 @@ def auction_run() -> int:
     return 0  # the work waits in the queue: beat's next tick runs it
 
 
-@shared_task(name="auction.tasks.task_callback", ignore_result=True, acks_late=True)
+@shared_task(name=workers.TASK_CALLBACK, ignore_result=True, acks_late=True)
 def task_callback(task_guid: str) -> str:
     """POST a completed task's result to its callback URL (bbs.md 7, 7.1): one attempt;
     the next is queued with a back-off rather than slept through on a worker thread."""
@@ -43,25 +46,19 @@ def task_callback(task_guid: str) -> str:
     return outcome
 
 
-@shared_task(name="auction.tasks.plan_run", ignore_result=True)
+@shared_task(name=workers.PLAN_RUN, ignore_result=True)
 def plan_run(plan_id: int) -> None:
     """A plan on a big base, off the web process (plans.md 1.5)."""
-    from auction.services.plans import plan_run_by_id
-
     plan_run_by_id(plan_id)
 
 
 @shared_task(name="auction.tasks.plans_expire", ignore_result=True)
 def plans_expire() -> int:
     """Beat's hourly sweep of expired plans (plans.md 1.8)."""
-    from auction.services.plans import plans_expire as expire
-
-    return expire(source="system")
+    return plans_expire_service(source="system")
 
 
-@shared_task(name="auction.tasks.zone_loss_run", ignore_result=True)
+@shared_task(name=workers.ZONE_LOSS_RUN, ignore_result=True)
 def zone_loss_run(base: str = "live") -> None:
     """A base's N-1 answer for the grid's chips and the API, off the web process (plans.md 2.2)."""
-    from auction.services.plans import zone_loss_refresh
-
     zone_loss_refresh(base)

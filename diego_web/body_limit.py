@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import daphne.http_protocol
 from daphne.http_protocol import WebRequest
 
 from auction.middleware import too_large_body, upload_limit
@@ -59,6 +60,4 @@ class LimitedRequest(WebRequest):  # type: ignore[misc]
 
 def install() -> None:
     """daphne's factory names its request class at each connection: ours from now on."""
-    import daphne.http_protocol
-
     daphne.http_protocol.WebRequest = LimitedRequest

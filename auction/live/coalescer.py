@@ -37,8 +37,8 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 
-from auction.live import fragments
-from auction.live.groups import group
+from auction.live import fragments, snapshots
+from auction.live.groups import group, lrps_page_of
 from auction.live.publish import (
     dirty_set,
     key_prefix,
@@ -48,20 +48,29 @@ from auction.live.publish import (
     wake_list,
 )
 from auction.live.rate import RateWindow
+from auction.selectors import clock as clock_selectors
+from auction.selectors.clock import clock_row_kept, clock_view
+from auction.selectors.grid import cell_zones, grid_snapshot, zone_headers, zone_names, zone_tiles
 from auction.services.locks import lock_renew
 
 log = logging.getLogger(__name__)
 
 TICK_S = 0.25
-# How often the leading coalescer asks whether the presenter is still there (C5).
+# How often the leading coalescer runs the checks registered with it: whether the
+# presenter is still there (C5, ``auction.live.presenter`` registers it).
 PRESENCE_CHECK_S = 5.0
+TICK_CHECKS: list[Callable[[], object]] = []
+
+
+def register_tick_check(check: Callable[[], object]) -> None:
+    """Run ``check`` every PRESENCE_CHECK_S in the leading coalescer's tick."""
+    if check not in TICK_CHECKS:
+        TICK_CHECKS.append(check)
 FRAME_LIMIT = 256 * 1024
 # Zone tiles summarise a whole zone; once a second is live enough (G8).
 TILE_INTERVAL_S = 1.0
 LEADER_TTL_S = 3.0
-# Between fragments in a frame: lets a consumer cut a frame into websocket messages on
-# element boundaries (daphne refuses messages over 1 MiB). A comment, so harmless in HTML.
-SEP = "\n<!--live-->\n"
+SEP = fragments.SEP
 
 # A renderer takes the arguments of its dirty keys and returns (topic, html) pairs.
 Renderer = Callable[[list[str]], list[tuple[str, str]]]
@@ -93,8 +102,6 @@ def take_dirty(client: redis.Redis | None = None) -> set[str]:
 
 def _expand(keys: set[str]) -> tuple[set[str], dict[str, str]]:
     """A cell's change also changes its zone's header and tile; the tray changes tiles."""
-    from auction.selectors.grid import cell_zones, zone_names
-
     out = set(keys)
     cells = [k.split(":", 1)[1] for k in keys if k.startswith("cell:")]
     zones = cell_zones(cells)
@@ -170,18 +177,15 @@ class Coalescer:
 
     def tick(self, now: float | None = None) -> Tick:
         """Take the dirty set and render it: one render per dirty key (L3)."""
-        from auction.selectors.clock import clock_row_kept
-
         with clock_row_kept():
             return self._render_tick(now)
 
     def _render_tick(self, now: float | None) -> Tick:
-        from auction.selectors.clock import world_epoch
-
         now = time.monotonic() if now is None else now
         client = state_redis()
         taken = take_dirty(client)
-        epoch = world_epoch() if taken else 0
+        # Read through the module: a test moves the epoch mid-tick (dashboard.md L1).
+        epoch = clock_selectors.world_epoch() if taken else 0
         keys, zones = _expand(taken)
         watched = watched_topics(client) if self.only_watched else None
         result = Tick()
@@ -228,8 +232,6 @@ class Coalescer:
                 continue
             if prefix == "lrps":
                 # Each watched page of desired vs actual: only its rows that changed (D1).
-                from auction.live.views import lrps_page_of
-
                 pages = ["lrps.p1"] if watched is None else [t for t in watched if t.startswith("lrps.p")]
                 for topic in sorted(pages):
                     pieces[topic] += fragments.lrps_frame(
@@ -260,7 +262,7 @@ class Coalescer:
         # world would be given the old world's cells) and is rendered again at the next
         # tick; only what publishers rendered themselves goes, stamped with the new epoch.
         if taken:
-            after = world_epoch()
+            after = clock_selectors.world_epoch()
             if after != epoch:
                 mark_dirty(*(k for k in taken if not k.startswith(("html:", "msg:"))))
                 epoch = after
@@ -340,22 +342,16 @@ def _take_stored(client: redis.Redis, keys: list[str]) -> list[str | None]:
 # --- the built-in renderers: the grid and the clock -----------------------------------
 
 def _render_cells(cell_ids: list[str]) -> list[tuple[str, str]]:
-    from auction.selectors.grid import grid_snapshot
-
     grid = grid_snapshot(cell_ids=cell_ids, tray=False)
     return [(f"zone.{cell.zone}", fragments.cell_fragment(cell))
             for zone in grid.zones for cell in zone.cells]
 
 
 def _render_zones(names: list[str]) -> list[tuple[str, str]]:
-    from auction.selectors.grid import zone_headers
-
     return [(f"zone.{z.name}", fragments.zone_head_fragment(z)) for z in zone_headers(names)]
 
 
 def _render_tiles(names: list[str]) -> list[tuple[str, str]]:
-    from auction.selectors.grid import zone_tiles
-
     return [("zones", fragments.tile_fragment(t)) for t in zone_tiles(names)]
 
 
@@ -364,8 +360,6 @@ def _render_tray(_: list[str]) -> list[tuple[str, str]]:
 
 
 def _render_clock(_: list[str]) -> list[tuple[str, str]]:
-    from auction.selectors.clock import clock_view
-
     return [("clock", fragments.clock_fragment(clock_view()))]
 
 
@@ -483,7 +477,6 @@ class _Runner:
         self.viewers = max(0, self.viewers - 1)
         if self.viewers == 0:
             # Nobody here renders changes now: renders kept for sharing would grow old.
-            from auction.live import snapshots
 
             snapshots.clear()
             if self.task is not None:
@@ -524,9 +517,8 @@ class _Runner:
             # A presenter who left ends their presentation even when no page is loaded
             # meanwhile (C5): its banner frame releases the followers in this tick.
             self.presence_checked = now
-            from auction.live.presenter import current_presenter
-
-            current_presenter()
+            for check in TICK_CHECKS:
+                check()
         return self.coalescer.tick().frames
 
     async def _run(self) -> None:

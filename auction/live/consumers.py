@@ -25,9 +25,12 @@ from auction.live.coalescer import SEP, group_seqs, runner, viewers_change
 from auction.live.fragments import epoch_marker
 from auction.live.groups import group
 from auction.live.presenter import PERMISSION as PRESENT_PERMISSION
+from auction.live.presenter import presenter_publish_state
 from auction.live.rate import RateWindow
 from auction.live.snapshots import region_snapshot
 from auction.live.views import LiveParams, region_html, topics_for
+from auction.selectors.clock import world_epoch
+from auction.services.kiosk import kiosk_group, kiosk_token_key
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +72,6 @@ class LiveConsumer(AsyncWebsocketConsumer):
         if self.params.view == "kiosk" or self.params.screen:
             # A wall screen's socket needs its link, valid now, and closes when the link
             # is revoked (dashboard.md AD9): refused before the handshake completes.
-            from auction.services.kiosk import kiosk_group, kiosk_token_key
-
             key = await database_sync_to_async(kiosk_token_key)((query.get("token") or [""])[0][:500])
             if key is None:
                 await self.close(code=4403)
@@ -148,8 +149,6 @@ class LiveConsumer(AsyncWebsocketConsumer):
 
         A page drawn for another world epoch gets the new epoch instead (it reloads): a
         resync must not swap the new world's cells into it."""
-        from auction.selectors.clock import world_epoch
-
         if self.epoch is not None and (current := world_epoch()) != self.epoch:
             self.epoch_sent = True
             return epoch_marker(current)
@@ -175,8 +174,6 @@ class LiveConsumer(AsyncWebsocketConsumer):
         except (ValueError, RecursionError):  # deep nesting is the reader's recursion limit
             return
         if isinstance(message, dict) and isinstance(message.get("present"), dict):
-            from auction.live.presenter import presenter_publish_state
-
             user = self.scope.get("user")
             await database_sync_to_async(presenter_publish_state)(user, message["present"])
 

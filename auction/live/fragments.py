@@ -14,7 +14,19 @@ from typing import Any
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
-from auction.selectors.clock import ClockView
+from auction.selectors.auctions import auction_list
+from auction.selectors.clock import ClockView, clock_row, clock_view, world_epoch
+from auction.selectors.controls import control_choices
+from auction.selectors.feed import events_history, feed_rows, newest_event_id
+from auction.selectors.grid import tray_groups
+from auction.selectors.lrps import lrps_page, next_pass_at
+from auction.selectors.metrics import metrics_header
+from auction.selectors.otto import board
+from auction.services.plans import plan_note
+
+# Between fragments in a frame: lets a consumer cut a frame into websocket messages on
+# element boundaries (daphne refuses messages over 1 MiB). A comment, so harmless in HTML.
+SEP = "\n<!--live-->\n"
 
 
 def clock_fragment(clock: ClockView) -> str:
@@ -39,8 +51,6 @@ def tile_fragment(tile) -> str:  # type: ignore[no-untyped-def]
 
 
 def tray_fragment() -> str:
-    from auction.selectors.grid import tray_groups
-
     return render_to_string("grid/tray.html", {"tray": tray_groups(), "oob": True})
 
 
@@ -51,8 +61,6 @@ LRP_CHUNK_BYTES = 256 * 1024
 
 def lrps_fragments(page_number: int = 1) -> str:
     """Desired vs actual (dashboard.md D1-D5), one page of it whole: the snapshot."""
-    from auction.live.coalescer import SEP
-
     return SEP.join(lrps_frame(page_number, lambda html: False))
 
 
@@ -64,8 +72,6 @@ def lrps_frame(page_number: int, unchanged: Callable[[str], bool]) -> list[str]:
     goes, then every row appended in chunks: each chunk is its own fragment, and the
     consumer packs fragments into messages under daphne's 1 MiB.
     """
-    from auction.selectors.lrps import lrps_page
-
     page = lrps_page(page=page_number)
     ctx = {"lrps": page, "conv": page.convergence, "oob": True, "chunked": True}
     out = [html for name in ("lrps/domains.html", "lrps/convergence.html", "lrps/tasks.html")
@@ -97,10 +103,6 @@ def lrps_frame(page_number: int, unchanged: Callable[[str], bool]) -> list[str]:
 
 def metrics_fragment() -> str:
     """The metrics header (M1) and the clock bar's next-pass countdown."""
-    from auction.selectors.clock import clock_row
-    from auction.selectors.lrps import next_pass_at
-    from auction.selectors.metrics import metrics_header
-
     at = next_pass_at()
     return "\n".join((
         render_to_string("partials/metrics.html", {"metrics_header": metrics_header(), "oob": True}),
@@ -111,17 +113,12 @@ def metrics_fragment() -> str:
 
 def auction_list_fragment() -> str:
     """The auction list (dashboard.md A1), as the list page renders it."""
-    from auction.selectors.auctions import auction_list
-
     return render_to_string("auctions/list_body.html", {"auctions": auction_list(), "oob": True})
 
 
 def control_choices_fragment() -> str:
     """What the controls' dropdowns offer, now (``selectors.controls``): the page copies
     the options into its selects, keeping each one's choice (dashboard.js)."""
-    from auction.live.coalescer import SEP
-    from auction.selectors.controls import control_choices
-
     html = render_to_string("partials/control_choices.html", {"control_choices": control_choices()})
     # Two elements, each sent only when it changed (the coalescer compares element by element).
     head, _, tail = html.partition("</div>")
@@ -130,8 +127,6 @@ def control_choices_fragment() -> str:
 
 def epoch_fragment() -> str:
     """The world epoch (``services.world``): a page rendered with another one reloads."""
-    from auction.selectors.clock import world_epoch
-
     return epoch_marker(world_epoch())
 
 
@@ -143,8 +138,6 @@ def epoch_marker(epoch: int) -> str:
 def feed_fragment() -> str:
     """The newest feed rows (M2), into a hidden holder: the page decides whether to show
     them or, while the feed is paused, to count them as "n new". All of them: a snapshot."""
-    from auction.selectors.feed import feed_rows, newest_event_id
-
     rows = feed_rows()
     rows_html = mark_safe("".join(map(_feed_row_html, rows))) if rows else None
     return render_to_string("partials/feed_incoming.html", {
@@ -189,22 +182,15 @@ def feed_delta(full: str, sent: dict[str, int]) -> str:
 
 def events_history_fragment(query: str) -> str:
     """One page of the event history (M2) for its canonical filters and page."""
-    from auction.selectors.feed import events_history
-
     return render_to_string("events/history.html", {**events_history(query), "oob": True})
 
 
 def otto_board_fragment() -> str:
     """The whole Otto board (lanes and roster): cards move between lanes, so lanes swap whole."""
-    from auction.selectors.clock import clock_view
-    from auction.selectors.otto import board
-
     return render_to_string("otto/board.html", {"board": board(), "clock": clock_view(), "oob": True})
 
 
 def plan_note_fragment(topic: str) -> str:
     """A plan's notice (plans.md 1.5): the page fetches its plan again when it arrives."""
-    from auction.services.plans import plan_note
-
     raw = topic.partition(".")[2]
     return plan_note(int(raw)) if raw.isascii() and raw.isdigit() else ""

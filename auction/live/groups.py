@@ -18,3 +18,8 @@ def group(topic: str, world: str | None = None) -> str:
         raise ValueError(f"invalid group name {name!r}")
     return name
 
+
+def lrps_page_of(topic: str) -> int:
+    """``lrps.p3`` → 3."""
+    raw = topic.partition(".p")[2]
+    return int(raw) if raw.isascii() and raw.isdigit() and int(raw) > 0 else 1

@@ -20,13 +20,18 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import redis
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
 from django.template.loader import render_to_string
 from django.urls import Resolver404, resolve
+from django.utils.crypto import salted_hmac
 
 from auction.bbs.validation import storable_text
+from auction.live.coalescer import numbered_frames, register_tick_check
 from auction.live.groups import group
 from auction.live.publish import key_prefix, publish_html, state_redis
 from auction.permissions import is_operator
+from auction.selectors.clock import world_epoch
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +79,6 @@ def user_tag(user_id: int | None) -> str:
     presenter's own when its tag matches, and a follower learns no account number (AD8)."""
     if user_id is None:
         return ""
-    from django.utils.crypto import salted_hmac
 
     return salted_hmac("diego-web.presenter-tag", str(user_id)).hexdigest()[:16]
 
@@ -204,12 +208,6 @@ def _send_now(banner: str) -> None:
     from the group's own counter like a tick's frames (L4): a follower that sees them out
     of order re-snapshots the banner, never shows an older one. Through the tick as every
     other change when the channel layer cannot take it."""
-    from asgiref.sync import async_to_sync
-    from channels.layers import get_channel_layer
-
-    from auction.live.coalescer import numbered_frames
-    from auction.selectors.clock import world_epoch
-
     try:
         layer = get_channel_layer()
         for topic, message in numbered_frames(state_redis(), "presenter", banner, world_epoch()):
@@ -223,3 +221,6 @@ def presenter_banner(presenter: Presenter | None = None, *, ended: bool = False)
     presenter = presenter or (None if ended else current_presenter())
     return render_to_string("partials/presenter.html", {"presenter": presenter, "oob": True,
                                                          "ended": ended})
+
+
+register_tick_check(current_presenter)

@@ -15,6 +15,12 @@ from django.template.loader import render_to_string
 
 from auction.bbs.validation import storable_text
 from auction.live import fragments
+from auction.live.coalescer import SEP, events_view_register
+from auction.live.groups import lrps_page_of
+from auction.live.presenter import presenter_banner
+from auction.selectors.clock import clock_view
+from auction.selectors.feed import events_query
+from auction.selectors.grid import grid_mode, grid_snapshot, zone_names, zone_tiles
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +45,6 @@ class LiveParams:
         def one(name: str, size: int = 64) -> str:
             value = (query.get(name) or [""])[0][:size]
             return value if storable_text(value) else ""  # a NUL would crash PostgreSQL
-
-        from auction.selectors.feed import events_query
 
         events = events_query({n: one(n, 200) for n in ("type", "app", "cell", "page")})
         page = one("page", 9)
@@ -85,8 +89,6 @@ def region_html(topic: str, params: LiveParams) -> str:
 
 def grid_topics(params: LiveParams) -> list[str]:
     """zones mode joins the tiles; full and dense join only the zones they show (L2)."""
-    from auction.selectors.grid import grid_mode, zone_names
-
     common = ["clock", "tray", "metrics", "feed", "presenter"]
     mode = grid_mode(params.mode or None)
     if mode == "zones" and not params.zone:
@@ -109,8 +111,6 @@ def lrps_topics(params: LiveParams) -> list[str]:
 
 def events_topics(params: LiveParams) -> list[str]:
     """The history joins the group of its own filters and page (``events.<digest>``)."""
-    from auction.live.coalescer import events_view_register
-
     return ["clock", "metrics", "feed", "presenter", events_view_register(params.events)]
 
 
@@ -120,8 +120,6 @@ def compare_topics(params: LiveParams) -> list[str]:
 
 
 def _clock(topic: str, params: LiveParams) -> str:
-    from auction.selectors.clock import clock_view
-
     return fragments.clock_fragment(clock_view())
 
 
@@ -135,9 +133,6 @@ REGION_WHOLE_MAX = 256 * 1024
 
 
 def _zone(topic: str, params: LiveParams) -> str:
-    from auction.live.coalescer import SEP
-    from auction.selectors.grid import grid_snapshot
-
     grid = grid_snapshot(zone=topic.split(".", 1)[1], tray=False)
     out = []
     for zone in grid.zones:
@@ -151,8 +146,6 @@ def _zone(topic: str, params: LiveParams) -> str:
 
 
 def _zones(topic: str, params: LiveParams) -> str:
-    from auction.selectors.grid import zone_tiles
-
     return render_to_string("grid/tiles.html", {"tiles": zone_tiles(), "oob": True})
 
 
@@ -168,19 +161,11 @@ def _lrps(topic: str, params: LiveParams) -> str:
     return fragments.lrps_fragments(lrps_page_of(topic))
 
 
-def lrps_page_of(topic: str) -> int:
-    """``lrps.p3`` → 3."""
-    raw = topic.partition(".p")[2]
-    return int(raw) if raw.isascii() and raw.isdigit() and int(raw) > 0 else 1
-
-
 def _events(topic: str, params: LiveParams) -> str:
     return fragments.events_history_fragment(params.events)
 
 
 def _presenter(topic: str, params: LiveParams) -> str:
-    from auction.live.presenter import presenter_banner
-
     return presenter_banner()
 
 

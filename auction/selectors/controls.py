@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.db.models import Sum
+
 from auction import scenarios
+from auction.bbs.validation import out_of_range
 from auction.models import ActualLRP, Cell, DesiredLRP, Zone
 from auction.selectors.auction_settings import auction_settings
 from auction.selectors.clock import ClockView, clock_view
@@ -12,6 +15,7 @@ from auction.selectors.lrps import next_pass_at
 from auction.selectors.timeline import NextEvent, next_scheduled_event
 from auction.sim.chaos import ACTIONS, Param
 from auction.sim.clock import MAX_SPEED
+from auction.sim.lrps import scale_doubts
 
 # dashboard.md C1: 0.25x to 16x, or "max" (the clock's ceiling).
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, MAX_SPEED)
@@ -103,11 +107,6 @@ def control_choices() -> ControlChoices:
 
 def scale_question(process_guid: str, instances: str) -> str:
     """The dashboard's "scale anyway?" for this request, or "" (``sim.lrps.scale_doubts``)."""
-    from django.db.models import Sum
-
-    from auction.bbs.validation import out_of_range
-    from auction.sim.lrps import scale_doubts
-
     app = DesiredLRP.objects.filter(process_guid=process_guid).values("instances", "memory_mb").first()
     if (app is None or not (instances.isascii() and instances.isdigit())
             or out_of_range("instances", int(instances))):

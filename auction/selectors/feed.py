@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qs, urlencode
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Q, QuerySet
@@ -205,8 +206,6 @@ EVENT_FILTERS = ("type", "app", "cell")
 def events_query(values: dict[str, str]) -> str:
     """The history's filters and page as one canonical query string: the page's link and
     its live group are both named by it (dashboard.md M2)."""
-    from urllib.parse import urlencode
-
     clean = {n: str(values.get(n, "")).strip()[:200] for n in (*EVENT_FILTERS, "page")}
     if clean["type"] == "all":
         clean["type"] = ""  # the filter's own word for "any type"
@@ -217,8 +216,6 @@ def events_query(values: dict[str, str]) -> str:
 
 def events_history(query: str) -> dict[str, Any]:
     """What the history shows for a canonical query: the page, its filters, the pager's query."""
-    from urllib.parse import parse_qs, urlencode
-
     values = {k: v[0] for k, v in parse_qs(query).items()}
     filters = {n: values.get(n, "") for n in EVENT_FILTERS}
     page = events_page(values.get("page") or 1, type_=filters["type"], app=filters["app"],

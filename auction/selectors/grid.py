@@ -17,6 +17,7 @@ from django.db.models import Max, Q
 
 from auction.models import ActualLRP, Cell, DesiredLRP, PendingWork, Task
 from auction.selectors.clock import sim_now
+from auction.selectors.lrps import restart_of
 from auction.selectors.palette import app_colour, app_pattern
 
 # The widest cell bar, in CSS pixels; the scale keeps "equal memory, equal width" (G3).
@@ -346,8 +347,6 @@ def _tray_counts() -> list[tuple[str, int, float]]:
 
 
 def _lrp_chips(reason: str, chips: int, scale: float, now: float) -> list[Block]:
-    from auction.selectors.lrps import restart_of
-
     # The reason as ``_tray_counts`` names it, as a filter the state index serves.
     unclaimed = Q(state=ActualLRP.State.UNCLAIMED)
     if reason == BACK_OFF:

@@ -7,6 +7,7 @@ follow the crash policy of bbs.md 3 (``auction.bbs.restart``), freshness bbs.md 
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -245,8 +246,6 @@ class LRPsPage:
     @property
     def rows_digest(self) -> str:
         """Names the set and order of this page's rows: it changes when an LRP comes or goes."""
-        import hashlib
-
         return hashlib.sha1(" ".join(r.process_guid for r in self.rows).encode()).hexdigest()[:12]
 
 

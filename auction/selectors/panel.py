@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
 from auction.bbs.events import LRP_CRASHED
 from auction.engine.advice import Need, smallest_change
@@ -29,6 +30,7 @@ from auction.selectors.auctions import (
 )
 from auction.selectors.cells import answering_cells, cell_states
 from auction.selectors.clock import sim_now
+from auction.selectors.lrps import restart_of
 
 TASK_REJECTIONS_MAX = 3  # bbs.md 7: the 4th rejection fails the task
 
@@ -166,8 +168,6 @@ class CrashHistory:
 
 
 def crash_history(ident: str, row: dict[str, Any], now: float) -> CrashHistory:
-    from auction.selectors.lrps import restart_of
-
     restart = restart_of(row["state"], row["crash_count"], row["since"], now)
     crashes = []
     for at, cell_id, data in BBSEvent.objects.filter(key=ident, type=LRP_CRASHED).order_by(
@@ -216,8 +216,6 @@ def instance_panel(guid: str, index: int) -> InstancePanel | None:
     values = list(spread.values())
     capacity_query = ""
     if unplaced is not None and desired is not None:
-        from urllib.parse import urlencode
-
         capacity_query = urlencode({
             "memory_mb": desired.memory_mb, "disk_mb": desired.disk_mb, "rootfs": desired.rootfs,
             "placement_tags": ",".join(desired.placement_tags),

@@ -20,7 +20,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from django.db import connections, models, router
+from django.db import connections, models, router, transaction
 
 BATCH = 1000
 # Rows per INSERT: SQLite binds at most 32,766 parameters per statement (3.32+).
@@ -189,8 +189,6 @@ def _copy_set(conn: Any, meta: Any, pk: Any, constant: list[tuple[Any, Any]],
     """PostgreSQL: the varying values ``COPY``-ed into a temporary table, then one ``UPDATE
     ... FROM`` it (a ``VALUES`` list of 100,000 rows spent seconds in the driver's
     client-side query formatting)."""
-    from django.db import transaction
-
     quote = conn.ops.quote_name
     table = quote(meta.db_table)
     temp = quote(f"bulk_set_{meta.db_table}")
@@ -323,8 +321,6 @@ def _copy(conn: Any, table: str, columns: list[str], rows: Iterable[Sequence[Any
     other writer created one of the keys: the usual case); on a conflict they land in a
     temporary table and move over with ``INSERT ... SELECT ... ON CONFLICT DO NOTHING``
     (a fraction of a second more for a scale to 100,000)."""
-    from django.db import transaction
-
     quote = conn.ops.quote_name
     names = ", ".join(quote(c) for c in columns)
     target = quote(table)

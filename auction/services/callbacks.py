@@ -36,6 +36,7 @@ from auction.selectors.bbs import TASK_COLUMNS, task_from_values
 from auction.selectors.clock import sim_now
 from auction.services.counters import counters_add
 from auction.services.events import events_record
+from auction.services.workers import TASK_CALLBACK, worker_send
 
 log = logging.getLogger(__name__)
 
@@ -87,11 +88,9 @@ def task_callbacks_request(task_guids: Iterable[str]) -> None:
         return
 
     def dispatch() -> None:
-        from auction.tasks import task_callback
-
         for guid in guids:
             try:
-                task_callback.delay(guid)
+                worker_send(TASK_CALLBACK, guid)
             except Exception:  # noqa: BLE001 - convergence step 6 hands it over again
                 log.warning("could not queue the callback of %s; convergence will", guid)
 

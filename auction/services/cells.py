@@ -15,16 +15,15 @@ from typing import Any
 
 from django.db import transaction
 
-from auction.live.groups import group
-from auction.live.publish import publish_after_commit
 from auction.models import Cell, Zone
 from auction.selectors.clock import sim_now
 from auction.services.audit import audit_record
 from auction.services.errors import BBSError, InvalidRequest, ResourceNotFound
+from auction.services.intents import intents_after_commit
 from auction.services.retry import retry_locked
 from auction.services.store import DbStore
 from auction.services.world import world_changed
-from auction.sim.changes import ChangeSet
+from auction.sim.changes import CellsChanged, ChangeSet
 from auction.sim.chaos import ACTIONS, ChaosError, chaos_args, chaos_change
 
 
@@ -128,7 +127,7 @@ def cell_save(cell: Cell, changed: list[str], *, source: str = "system", user: A
                                       if before.get(f) != v}, cell_id=cell.cell_id)
         if creating or set(changed) - {"state"}:
             world_changed()  # a cell added, moved or resized: open pages draw it anew
-        publish_after_commit(group("zones"), {"type": "live.cells", "cells": [cell.cell_id]})
+        intents_after_commit([CellsChanged((cell.cell_id,))])
     return cell
 
 
@@ -144,7 +143,7 @@ def cell_remove(cell_id: str, *, source: str = "system", user: Any = None) -> No
         audit_record("cell_remove", cell_id, now, source=source, user=user,
                      diff={"cell_id": [cell_id, None]}, cell_id=cell_id)
         world_changed()
-        publish_after_commit(group("zones"), {"type": "live.cells", "cells": [cell_id]})
+        intents_after_commit([CellsChanged((cell_id,))])
 
 
 @retry_locked
@@ -157,7 +156,7 @@ def zone_save(zone: Zone, *, source: str = "system", user: Any = None) -> Zone:
         audit_record("zone_save", zone.name, now, source=source, user=user,
                      diff={"name": [before, zone.name]})
         world_changed()
-        publish_after_commit(group("zones"), {"type": "live.cells", "cells": []})
+        intents_after_commit([CellsChanged(())])
     return zone
 
 
@@ -171,7 +170,7 @@ def zone_remove(zone: Zone, *, source: str = "system", user: Any = None) -> None
         audit_record("zone_remove", name, sim_now(), source=source, user=user,
                      diff={"name": [name, None]})
         world_changed()
-        publish_after_commit(group("zones"), {"type": "live.cells", "cells": []})
+        intents_after_commit([CellsChanged(())])
 
 
 _CELL_FIELDS = ("zone", "index", "memory_mb", "disk_mb", "containers", "proxy_memory_mb",

@@ -21,6 +21,7 @@ from auction.models import SimClock
 from auction.selectors.clock import ClockView, clock_view
 from auction.services.audit import audit_record
 from auction.services.errors import InvalidRequest
+from auction.services.otto.auctions import otto_restamp
 from auction.services.retry import retry_locked
 from auction.sim.clock import MAX_SPEED, MIN_SPEED, ClockError, ClockState
 
@@ -49,8 +50,6 @@ def _change(update: Callable[[ClockState, float], ClockState]) -> ClockView:
         after = clock.state.now(wall)
         if after < before:
             # Otto's pending auctions were stamped on the clock that is gone (otto.md 6).
-            from auction.services.otto.auctions import otto_restamp
-
             otto_restamp(after)
         view = clock_view(wall)
         _publish(view, clock.state)

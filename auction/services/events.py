@@ -14,8 +14,7 @@ from typing import Any
 
 from auction.bbs import types as core
 from auction.bbs.events import Event
-from auction.live.groups import group
-from auction.live.publish import mark_dirty_after_commit, publish_after_commit
+from auction.live.publish import EVENTS_CHANGED, mark_dirty_after_commit
 from auction.models import BBSEvent
 from auction.services.bulk import bulk_insert
 
@@ -132,7 +131,7 @@ def events_store(rows: Sequence[tuple[Any, ...] | BBSEvent]) -> int:
         return 0
     bulk_insert(BBSEvent, _FIELDS, ((r.at, r.type, r.key, r.cell_id, r.data) if isinstance(r, BBSEvent)
                                     else r for r in rows))
-    publish_after_commit(group("feed"), {"type": "live.events", "count": len(rows)})
+    mark_dirty_after_commit(*EVENTS_CHANGED)
     return len(rows)
 
 

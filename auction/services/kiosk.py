@@ -13,6 +13,8 @@ import logging
 import secrets
 import time
 
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
 from django.conf import settings
 from django.core import signing
 from django.db import transaction
@@ -108,9 +110,6 @@ def _close_sockets(keys: list[str]) -> None:
         return
 
     def close() -> None:
-        from asgiref.sync import async_to_sync
-        from channels.layers import get_channel_layer
-
         layer = get_channel_layer()
         if layer is None:
             return

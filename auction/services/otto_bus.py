@@ -6,6 +6,7 @@ nobody listens waits until its expiry. Names are ``otto.<world>.<name>``.
 
 from __future__ import annotations
 
+from channels.layers import get_channel_layer
 from django.conf import settings
 
 from auction.otto import messages
@@ -29,8 +30,6 @@ def inbox(client_id: str) -> str:
 
 def otto_layer():  # type: ignore[no-untyped-def]
     """The ``otto`` layer when configured, else the default one (tests with one layer)."""
-    from channels.layers import get_channel_layer
-
     alias = LAYER_ALIAS if LAYER_ALIAS in getattr(settings, "CHANNEL_LAYERS", {}) else "default"
     return get_channel_layer(alias)
 

@@ -8,6 +8,7 @@ if it is gone.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from dataclasses import dataclass
@@ -25,7 +26,9 @@ from auction.otto import messages as msg
 from auction.selectors.cells import cell_states
 from auction.services.counters import counters_add
 from auction.services.events import event_record, events_store
+from auction.services.intents import intents_after_commit
 from auction.services.otto.rows import publish_board, to_state
+from auction.sim.changes import CellsChanged
 
 PRESENCE_TTL_S = 15.0
 PRESENCE_REFRESH_S = 5.0
@@ -78,8 +81,6 @@ def otto_roster_sync(knobs: dict[str, dict[str, Any]] | None = None, elastic: bo
 
 def otto_roster_signature() -> tuple[Any, ...]:
     """Cheap to compare: the agent cells and the roster rows with their knobs."""
-    import json
-
     cells = tuple(Cell.objects.filter(elastic=False).order_by("cell_id").values_list("cell_id", flat=True))
     roster = tuple(sorted((c, json.dumps(k, sort_keys=True))
                           for c, k in OttoOrchestrator.objects.values_list("client_id", "knobs")))
@@ -262,10 +263,7 @@ def otto_start(client_id: str, auction_id: str, attempt: int, now: float, cell_i
                                data={"after": {"state": "RUNNING"}})])
         event_record("otto_started", now, key=auction_id, cell_id=cell.cell_id, bidder=client_id)
         publish_board([auction_id])
-        from auction.live.groups import group
-        from auction.live.publish import publish_after_commit
-
-        publish_after_commit(group("zones"), {"type": "live.cells", "cells": [cell.cell_id]})
+        intents_after_commit([CellsChanged((cell.cell_id,))])
     return StartOutcome(msg.started_message(auction_id, attempt, client_id, cell.cell_id, now), True)
 
 

@@ -16,11 +16,13 @@ import random
 import time
 from typing import Any
 
+import redis.asyncio as aredis
 from channels.db import database_sync_to_async
 from channels.exceptions import ChannelFull
 from django.conf import settings
 from redis import exceptions as redis_errors
 
+from auction.live.publish import clock_channel, mark_dirty, sim_channel
 from auction.otto import lifecycle
 from auction.otto import messages as msg
 from auction.selectors.clock import clock_row
@@ -521,10 +523,6 @@ async def clock_changes(wake: asyncio.Event, clock: SimClockCache, *, advances: 
 
     After a lost connection ``wake`` is set anyway: a change may have passed unheard.
     """
-    import redis.asyncio as aredis
-
-    from auction.live.publish import clock_channel, sim_channel
-
     clock_name = clock_channel()
     channels = [clock_name, *([sim_channel()] if advances else [])]
     while True:
@@ -551,8 +549,6 @@ async def clock_changes(wake: asyncio.Event, clock: SimClockCache, *, advances: 
 
 
 def _publish_board_now(ids: list[str]) -> None:
-    from auction.live.publish import mark_dirty
-
     if ids:
         mark_dirty("otto:board")
 

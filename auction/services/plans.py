@@ -35,23 +35,31 @@ from django.urls import reverse
 from django.utils import timezone
 
 from auction.bbs.validation import storable_text
+from auction.live import publish
 from auction.models import (
     ActualLRP,
     Cell,
     DesiredLRP,
+    Foundation,
     Plan,
     PlanAuction,
     SimClock,
     Zone,
     ZoneLossAnswer,
 )
+from auction.report.plan import plan_report
 from auction.selectors.auction_settings import auction_settings_config
 from auction.selectors.auctions import explanation_summary, plan_auction_details
 from auction.selectors.cells import cell_loads, sim_cell
 from auction.selectors.clock import clock_row, sim_now
+from auction.services.auction_settings import auction_settings_update
 from auction.services.audit import audit_record
+from auction.services.cells import cell_remove, cell_save, chaos_run
 from auction.services.errors import InvalidRequest, ResourceNotFound
+from auction.services.foundations import foundation_view
+from auction.services.lrps import desired_lrp_desire, desired_lrp_remove
 from auction.services.store import DbStore
+from auction.services.workers import PLAN_RUN, ZONE_LOSS_RUN, worker_send
 from auction.sim.base import world_from_view
 from auction.sim.capacity import CapacityError, capacity, work_shape
 from auction.sim.cfdot import ClusterView
@@ -106,8 +114,6 @@ def plans_base(name: str) -> ClusterView:
     """The base's snapshot: the live cluster now, or a named foundation (plans.md 3)."""
     if name == "live":
         return DbStore().cluster_view()
-    from auction.services.foundations import foundation_view
-
     try:
         view: ClusterView = foundation_view(name)
     except (LookupError, ValueError) as exc:
@@ -193,9 +199,7 @@ def plan_start(body: Mapping[str, Any], *, user: Any = None, source: str = "api"
 def plan_dispatch(plan_id: int) -> None:
     """Hand a big plan to the Celery worker; to a thread here when no broker answers."""
     try:
-        from auction.tasks import plan_run
-
-        plan_run.delay(plan_id)
+        worker_send(PLAN_RUN, plan_id)
     except Exception:  # noqa: BLE001 - no broker: the plan still runs, off the request
         log.info("no broker; plan %s runs in a thread of this process", plan_id)
         threading.Thread(target=_in_thread, args=(plan_id,), daemon=True, name=f"plan-{plan_id}").start()
@@ -313,15 +317,11 @@ def plan_note(plan_id: int) -> str:
 
 def _notify(plan_id: int) -> None:
     """Open pages of the plan learn of its progress through the live layer (no polling)."""
-    from auction.live.publish import mark_dirty
-
     key = f"html:plan.{plan_id}|plan-note"
-    mark_dirty(key, stored={key: plan_note(plan_id)})
+    publish.mark_dirty(key, stored={key: plan_note(plan_id)})
 
 
 def plan_report_html(run: PlanRun, base: str) -> str:
-    from auction.report.plan import plan_report
-
     return plan_report(run, base=base)
 
 
@@ -416,8 +416,6 @@ def plan_apply(plan_id: Any, *, user: Any = None, source: str = "dashboard") -> 
     late = next((n for n, c in enumerate(changes) if c.at), None)
     if late is not None:
         raise InvalidRequest(f"changes[{late}] is at {changes[late].at:g} s: Apply performs changes at 0 only")
-    from auction.services.cells import chaos_run
-
     with transaction.atomic():
         now = DbStore().now
         for change in changes:
@@ -431,10 +429,6 @@ def plan_apply(plan_id: Any, *, user: Any = None, source: str = "dashboard") -> 
 
 
 def _apply_one(change: Change, *, user: Any, source: str, chaos_run: Any) -> None:
-    from auction.services.auction_settings import auction_settings_update
-    from auction.services.cells import cell_remove, cell_save
-    from auction.services.lrps import desired_lrp_desire, desired_lrp_remove
-
     args = dict(change.args)
     if change.action in CHAOS_CHANGES:
         name, names = CHAOS_CHANGES[change.action]
@@ -505,8 +499,6 @@ def _live_fingerprint() -> str:
 def _fingerprint(name: str) -> str:
     if name == "live":
         return _live_fingerprint()
-    from auction.models import Foundation
-
     created = Foundation.objects.filter(name=name).values_list("created_at", flat=True).first()
     return zone_loss_fingerprint(name, [str(created)], [])
 
@@ -546,8 +538,6 @@ def _base_rows(name: str) -> int:
     its summary; one imported before summaries counts as big)."""
     if name == "live":
         return ActualLRP.objects.count()
-    from auction.models import Foundation
-
     summary = Foundation.objects.filter(name=name).values_list("summary", flat=True).first()
     if summary is None:
         raise InvalidRequest(f"no foundation named {name}")
@@ -578,9 +568,7 @@ def zone_loss_request(base: str = "live") -> bool:
 
 def _zone_loss_dispatch(base: str, claimed_at: Any) -> None:
     try:
-        from auction.tasks import zone_loss_run
-
-        zone_loss_run.delay(base)
+        worker_send(ZONE_LOSS_RUN, base)
     except Exception as exc:  # noqa: BLE001 - no broker: the chips say "checking", the API 503, until a later ask
         log.warning("no broker (%s); the zone-loss answer of %s waits for a worker", exc, base)
         ZoneLossAnswer.objects.filter(base=base, computing_since=claimed_at).update(computing_since=None)

@@ -16,7 +16,6 @@ from django.db import OperationalError, transaction
 
 from auction import scenarios
 from auction.models import (
-    AuditEntry,
     Cell,
     DesiredLRP,
     SimClock,
@@ -25,6 +24,7 @@ from auction.models import (
 )
 from auction.scenarios import ScenarioError
 from auction.selectors.clock import clock_view
+from auction.selectors.scenarios import loaded_scenario
 from auction.services.auction_settings import auction_settings_from_scenario
 from auction.services.audit import audit_record
 from auction.services.clock import clock_reset, clock_resume
@@ -107,10 +107,6 @@ def _scenario_load(chosen: str | scenarios.Scenario) -> scenarios.Scenario:
     return scenario
 
 
-def _last_load() -> AuditEntry | None:
-    return AuditEntry.objects.filter(action="scenario_checkpoint").order_by("-id").first()
-
-
 def scenario_reset() -> scenarios.Scenario:
     """Back to the checkpoint: the last loaded scenario, loaded again."""
     loaded = loaded_scenario()
@@ -122,19 +118,6 @@ def scenario_reset() -> scenarios.Scenario:
 def scenario_document(scenario: scenarios.Scenario) -> dict[str, Any]:
     return {"name": scenario.name, "title": scenario.title, "description": scenario.description,
             "seed": scenario.seed, "data": scenario.data}
-
-
-def loaded_scenario(load: AuditEntry | None = None) -> scenarios.Scenario | None:
-    """The scenario of the last checkpoint (or of ``load``), as it was loaded."""
-    load = load or _last_load()
-    if load is None:
-        return None
-    document = (load.diff or {}).get("scenario")
-    if isinstance(document, dict) and isinstance(document.get("data"), dict):
-        return scenarios.Scenario(document["name"], document.get("title", document["name"]),
-                                  document.get("description", ""), int(document.get("seed", 0)),
-                                  document["data"])
-    return scenarios.load(load.target) if load.target in scenarios.available() else None
 
 
 def _flat(exc: ValidationError) -> str:

@@ -15,18 +15,21 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+import redis
 from django.db import transaction
 
 from auction.engine import AuctionConfig
-from auction.live.publish import generation, mark_dirty, sim_advanced
+from auction.live.publish import generation, mark_dirty, sim_advanced, suppressed
 from auction.models import AuctionRun, ConvergenceRun, PendingWork
 from auction.selectors.clock import clock_row
-from auction.services.clock import clock_tick
+from auction.services.clock import clock_place, clock_tick
 from auction.services.events import events_trim
 from auction.services.locks import cluster_lock
 from auction.services.retention import records_trim
 from auction.services.retry import retry_locked
+from auction.services.scenarios import scenario_load
 from auction.services.store import DbStore
+from auction.services.work import set_trigger_suppressed
 from auction.services.world import world_changed
 from auction.sim.cfdot import ClusterView
 from auction.sim.clock import ClockState
@@ -205,12 +208,6 @@ def simulate_in_database(name: str, until: float) -> ClusterView:
     """Load scenario ``name`` into the live cluster and run it to ``until`` synchronously
     (each instant in time order, no worker, no event trimming); the clock is left
     paused there. Returns the cluster as the dump prints it."""
-    import redis
-
-    from auction.live.publish import suppressed
-    from auction.services.clock import clock_place
-    from auction.services.scenarios import scenario_load
-
     try:
         lock = cluster_lock(SIMULATION_LOCK)
         held = lock.__enter__()
@@ -219,8 +216,6 @@ def simulate_in_database(name: str, until: float) -> ClusterView:
     try:
         if not held:
             raise SimulationBusy("another process is advancing the simulation; stop it first")
-        from auction.services.work import set_trigger_suppressed
-
         previous = set_trigger_suppressed(True)  # this run handles its own auctions
         with suppressed():  # one run, not a frame per instant; open pages reload after
             scenario_load(name)  # the clock at 0, paused

@@ -1,17 +1,22 @@
 """The database store: the live cluster as the rules of ``auction.sim`` read and change it.
 
 It implements the reads of ``auction.sim.driver.Store`` over the models (values, not
-model objects, where rows are many) and ``apply``, which writes a ``ChangeSet`` in bulk,
-records events, counters and replay records, and publishes to the live layer after
-commit. It decides nothing: every decision is the rules', exactly as in the memory
-store. ``phase()`` is one transaction around a read and its apply.
+model objects, where rows are many) and ``apply``, which writes a ``ChangeSet`` in bulk
+and records events, counters and replay records. It decides nothing: every decision is
+the rules', exactly as in the memory store. ``phase()`` is one transaction around a read
+and its apply.
+
+``apply`` starts nothing outside the database: what must follow the change (an auction,
+Otto fed again, callbacks, open pages told) are intents, the rule's own and those that
+follow from what it wrote (``_intents``), handed to the shell's runner
+(``auction.services.intents``), which runs them after the commit.
 """
 
 from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from itertools import compress
@@ -23,8 +28,6 @@ from django.db import transaction
 from auction.bbs import types as core
 from auction.bbs.changes import RowUpdate
 from auction.engine import AuctionConfig
-from auction.live.groups import group
-from auction.live.publish import mark_dirty_after_commit, publish_after_commit
 from auction.models import (
     ActualLRP,
     AuctionRun,
@@ -41,6 +44,7 @@ from auction.models import (
     Zone,
 )
 from auction.selectors.auction_settings import auction_settings_config
+from auction.selectors.auctions import explanation_summary
 from auction.selectors.bbs import (
     ACTUAL_COLUMNS,
     TASK_COLUMNS,
@@ -50,16 +54,24 @@ from auction.selectors.bbs import (
 )
 from auction.selectors.cells import cell_loads, sim_cell
 from auction.selectors.clock import clock_row
+from auction.selectors.scenarios import loaded_scenario
 from auction.services.bulk import Values, bulk_delete, bulk_insert, bulk_set, bulk_set_columns
-from auction.services.callbacks import task_callbacks_request
 from auction.services.counters import counters_add
 from auction.services.events import event_record, event_rows, events_store
+from auction.services.intents import intents_after_commit
 from auction.services.reading_apart import round_inputs_mark, snapshot_read
 from auction.services.rows import apply_row_ops, apply_task_ops
 from auction.services.where import silent_cells, timer_due, timer_next, timer_records, where_q
 from auction.sim import replay_record, timers
 from auction.sim.cfdot import ClusterView
-from auction.sim.changes import ChangeSet
+from auction.sim.changes import (
+    AuctionWanted,
+    CallbacksDue,
+    CellsChanged,
+    ChangeSet,
+    Intent,
+    LiveChanged,
+)
 from auction.sim.lrps import void_requests
 from auction.sim.model import Load, QueuedWork, SimApp, SimCell, SimTask
 from auction.sim.replay_record import (
@@ -140,7 +152,8 @@ class _Prepared:
 class DbStore:
     """The live cluster (see the module docstring)."""
 
-    def __init__(self, *, trigger_auctions: bool = True, trim_events: bool = True) -> None:
+    def __init__(self, *, trigger_auctions: bool = True, trim_events: bool = True,
+                 after_commit: Callable[[list[Intent]], None] = intents_after_commit) -> None:
         self._pk: dict[core.RowKey, int] = {}
         self._task_pk: dict[str, int] = {}
         # The UNCLAIMED rows ``round_input`` read FOR UPDATE: the round's answer is
@@ -151,6 +164,8 @@ class DbStore:
         self.seed = self._clock.seed
         self.trigger_auctions = trigger_auctions
         self.trim_events = trim_events
+        # Given each applied change's intents inside its transaction, to run after commit.
+        self.after_commit = after_commit
 
     # -- Store: basics ----------------------------------------------------------------------
     @property
@@ -417,16 +432,26 @@ class DbStore:
             for marker in change.steps_done:
                 AuditEntry.objects.create(sim=at, source="scenario", action="scenario_step",
                                           target=marker, diff={})
-            if change.callbacks:
-                task_callbacks_request(change.callbacks)
-            cells = change.cells_changed()
-            if (cells or change.queue_add or change.queue_remove or change.queue_drop or change.queue_put
-                    or change.apps_put or change.apps_removed or change.lrp_ops or change.task_ops
-                    or change.tasks_put):
-                # The tray and desired vs actual re-render with every cells frame. A row on
-                # no cell changes no cell, yet the tray (an unclaimed instance crashed:
-                # the convergence test's soak, step 58, seed 21).
-                publish_after_commit(group("zones"), {"type": "live.cells", "cells": sorted(cells)})
+            self.after_commit(self._intents(change, run_id))
+
+    def _intents(self, change: ChangeSet, run_id: int | None) -> list[Intent]:
+        """The rule's intents, then those that follow from what ``apply`` wrote."""
+        intents = list(change.intents)
+        if change.queue_add and self.trigger_auctions:
+            intents.append(AuctionWanted())
+        if run_id is not None:
+            intents.append(LiveChanged(("auctions",)))  # the auction list is live (dashboard.md A1)
+        if change.callbacks:
+            intents.append(CallbacksDue(tuple(change.callbacks)))
+        cells = change.cells_changed()
+        if (cells or change.queue_add or change.queue_remove or change.queue_drop or change.queue_put
+                or change.apps_put or change.apps_removed or change.lrp_ops or change.task_ops
+                or change.tasks_put):
+            # The tray and desired vs actual re-render with every cells frame. A row on
+            # no cell changes no cell, yet the tray (an unclaimed instance crashed:
+            # the convergence test's soak, step 58, seed 21).
+            intents.append(CellsChanged(tuple(sorted(cells))))
+        return intents
 
     def _lrp_ops(self, change: ChangeSet, prepared: _Prepared | None) -> None:
         rounds, others = prepared.rounds if prepared is not None else self._round_writes(change)
@@ -489,16 +514,10 @@ class DbStore:
             bulk_insert(PendingWork, QUEUE_FIELDS, (
                 (q.kind, q.ident, q.process_guid, q.index if q.kind == "lrp" else None,
                  q.task_guid, q.queued_at, q.reason, False, 0, 0, "") for q in change.queue_add))
-            if self.trigger_auctions:
-                from auction.services.work import trigger_auction_after_commit
-
-                trigger_auction_after_commit()
 
 
 def _steps(checkpoint: AuditEntry) -> list[tuple[str, float, str, dict[str, Any]]]:
     """The timeline of the scenario a checkpoint loaded."""
-    from auction.services.scenarios import loaded_scenario
-
     scenario = loaded_scenario(checkpoint)
     return scenario_steps(scenario.data) if scenario is not None else []
 
@@ -564,12 +583,9 @@ def _task_create(spec: SimTask) -> int:
 def _record_auction(record: RoundRecord) -> int:
     """The auction's replay record (``replay_fields``: one rule for the live cluster and a
     plan's world), with the SUSPECT and EVACUATING copies its batch names read here."""
-    from auction.selectors.auctions import explanation_summary
-
     fields = replay_fields(record, _copies(copy_keys(record)), items_max=RECORD_ITEMS_MAX,
                            sample=RECORD_SAMPLE)
     run = AuctionRun.objects.create(wall_started=time.time() - record.wall_seconds, **fields)
-    mark_dirty_after_commit("auctions")  # the auction list is live (dashboard.md A1)
     kept = list(AuctionRun.objects.order_by("-pk").values_list("pk", flat=True)[:KEEP_FULL_RECORDS])
     if len(kept) < KEEP_FULL_RECORDS:
         return run.pk
@@ -597,14 +613,10 @@ def _copies(keys: set[tuple[str, int]]) -> dict[tuple[str, int], tuple[str, str]
 
 
 def _record_pass(change: ChangeSet) -> None:
-    from auction.services.otto import otto_refeed
-
     record = change.convergence
     metrics = dict(record.metrics)
     ConvergenceRun.objects.create(at=record.at, duration_ns=metrics.get("ConvergenceLRPDuration", 0),
                                   metrics=metrics, lrp=record.lrp, tasks=record.tasks)
-    # Otto tasks with no live auction go back to the open auction (otto.md 9).
-    otto_refeed(record.at)
 
 
 __all__ = ["DbStore", "sim_app", "sim_cell", "sim_task"]

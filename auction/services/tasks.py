@@ -12,13 +12,10 @@ from auction.bbs import task_states
 from auction.bbs import types as core
 from auction.bbs.errors import BBSError as CoreError
 from auction.bbs.validation import bbs_message
-from auction.live.groups import group
-from auction.live.publish import publish_after_commit
 from auction.models import Task
 from auction.selectors.bbs import TASK_COLUMNS, task_from_values
 from auction.selectors.clock import sim_now
 from auction.services.audit import audit_record
-from auction.services.callbacks import task_callbacks_request
 from auction.services.errors import (
     BBSError,
     InvalidRequest,
@@ -27,9 +24,11 @@ from auction.services.errors import (
     reject_unknown_members,
 )
 from auction.services.events import events_record
+from auction.services.intents import intents_after_commit
 from auction.services.otto import otto_task_submit
 from auction.services.retry import retry_locked
 from auction.services.store import DbStore, sim_task
+from auction.sim.changes import CallbacksDue, CellsChanged
 from auction.sim.lrps import task_desire as core_task_desire
 
 TASK_FIELDS = (
@@ -107,9 +106,8 @@ def task_cancel(task_guid: str, *, source: str = "system", user: Any = None) -> 
         events_record([ev.Event(ev.TASK_CHANGED, before=before, after=after)], now)
         audit_record("task_cancel", task_guid, now, source=source, user=user,
                      diff={"state": [before.state, after.state]}, cell_id=cell_id)
-        publish_after_commit(group("zones"), {"type": "live.cells", "cells": [cell_id] if cell_id else []})
-        if task.completion_callback_url:
-            task_callbacks_request([task_guid])
+        intents_after_commit([CellsChanged((cell_id,) if cell_id else ()),
+                              *([CallbacksDue((task_guid,))] if task.completion_callback_url else [])])
     return task
 
 

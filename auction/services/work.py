@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 
 from django.db import transaction
 
 from auction.models import PendingWork
+from auction.services.workers import AUCTION_RUN, worker_send
+
+log = logging.getLogger(__name__)
 
 _trigger_suppressed = False
 
@@ -21,14 +25,10 @@ def set_trigger_suppressed(value: bool) -> bool:
 def _trigger_auction() -> None:
     if _trigger_suppressed:
         return
-    from auction.tasks import auction_run
-
     try:
-        auction_run.delay()
+        worker_send(AUCTION_RUN)
     except Exception:  # noqa: BLE001 - the queue row is durable; the next tick triggers again
-        import logging
-
-        logging.getLogger(__name__).warning("could not trigger an auction; the tick will")
+        log.warning("could not trigger an auction; the tick will")
 
 
 def trigger_auction_after_commit() -> None:

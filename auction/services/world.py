@@ -12,21 +12,28 @@ from __future__ import annotations
 
 import time
 
-from django.db import transaction
 from django.db.models import F
 
-from auction.live.publish import clock_changed, mark_dirty_after_commit
-from auction.models import SimClock
+from auction.models import (
+    ActualLRP,
+    BBSEvent,
+    Cell,
+    DesiredLRP,
+    Domain,
+    PendingWork,
+    SimClock,
+    Task,
+    Zone,
+)
+from auction.services.intents import intents_after_commit
+from auction.sim.changes import WorldMoved
 
 
 def world_changed() -> int:
     """Move the world epoch (inside the caller's transaction); returns the new epoch."""
     SimClock.objects.get_or_create(pk=1, defaults={"anchor_wall": time.time()})
     SimClock.objects.filter(pk=1).update(world_epoch=F("world_epoch") + 1)
-    mark_dirty_after_commit("epoch")
-    # The Otto processes look again too (otto.md 11): a scenario may have been loaded
-    # while the clock's own messages were suppressed (``simulate``).
-    transaction.on_commit(clock_changed)
+    intents_after_commit([WorldMoved()])
     return SimClock.objects.filter(pk=1).values_list("world_epoch", flat=True).get()
 
 
@@ -34,16 +41,5 @@ def cluster_empty() -> None:
     """Remove the whole cluster (inside the caller's transaction) before another is put in
     its place: a scenario loaded, a foundation imported. Its event log goes with it: its
     instants are another world's; so do its queued start requests."""
-    from auction.models import (
-        ActualLRP,
-        BBSEvent,
-        Cell,
-        DesiredLRP,
-        Domain,
-        PendingWork,
-        Task,
-        Zone,
-    )
-
     for model in (ActualLRP, DesiredLRP, Task, Domain, Cell, Zone, BBSEvent, PendingWork):
         model.objects.all().delete()

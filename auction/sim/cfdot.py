@@ -12,6 +12,7 @@ nanoseconds of the simulated clock (sim seconds x 1e9), as the BBS prints UNIX n
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -246,7 +247,5 @@ def _line(value: Any) -> str:
 
 
 def _cell_ip(cell_id: str) -> str:
-    import zlib
-
     h = zlib.crc32(cell_id.encode())
     return f"10.{h % 250}.{(h >> 8) % 250}.{(h >> 16) % 250 + 2}"

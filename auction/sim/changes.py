@@ -2,8 +2,15 @@
 
 Every rule in ``auction.sim`` (the auction round, the reps, chaos, convergence, desiring
 and scaling) reads plain data and returns a ``ChangeSet``; each store applies it whole
-(the database in one transaction, publishing after commit). Nothing in a change set is
-specific to a store, not even the names of new things (``auction.sim.ids``).
+(the database in one transaction). Nothing in a change set is specific to a store, not
+even the names of new things (``auction.sim.ids``).
+
+What must happen once a change is kept, outside the store (a worker asked to run the
+auctioneer, Otto's open auction fed again, callbacks posted, open pages told), is an
+*intent*: plain data, never an action. A rule carries the intents it decides in
+``ChangeSet.intents``; the database store adds those that follow from what it wrote and
+the shell runs them all after the commit (``auction.services.intents``). The memory
+store keeps no workers, Otto or pages, and has none to run.
 """
 
 from __future__ import annotations
@@ -25,6 +32,49 @@ class Note:
     key: str = ""
     cell_id: str = ""
     data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True, frozen=True)
+class AuctionWanted:
+    """New work waits: the auctioneer should run now, not at the next tick (auction.md 1.2)."""
+
+
+@dataclass(slots=True, frozen=True)
+class OttoRefeed:
+    """PENDING Otto tasks with no live auction go back to the open auction (otto.md 7, 9)."""
+
+    at: float
+
+
+@dataclass(slots=True, frozen=True)
+class CallbacksDue:
+    """Completed tasks whose results are to be POSTed to their callbacks (bbs.md 7)."""
+
+    task_guids: tuple[str, ...]
+
+
+@dataclass(slots=True, frozen=True)
+class CellsChanged:
+    """The cluster as open pages draw it changed (dashboard.md L3): these cells, and with
+    them the tray and desired vs actual (work queued, or a row moved on no cell)."""
+
+    cells: tuple[str, ...]
+
+
+@dataclass(slots=True, frozen=True)
+class LiveChanged:
+    """Other live elements changed, by name (``auctions``: the auction list, dashboard.md A1)."""
+
+    elements: tuple[str, ...]
+
+
+@dataclass(slots=True, frozen=True)
+class WorldMoved:
+    """The world epoch moved: every open page draws the cluster anew, and the Otto
+    processes look at the clock again (dashboard.md L1, otto.md 11)."""
+
+
+Intent = AuctionWanted | OttoRefeed | CallbacksDue | CellsChanged | LiveChanged | WorldMoved
 
 
 @dataclass(slots=True)
@@ -60,12 +110,14 @@ class ChangeSet:
     steps_done: list[str] = field(default_factory=list)
     # Cells whose drawing changed, for the live layer.
     touched: set[str] = field(default_factory=set)
+    # What the rule wants done once this change is kept (see the module docstring).
+    intents: list[Intent] = field(default_factory=list)
 
     def merge(self, other: ChangeSet) -> ChangeSet:
         """Append ``other`` (same instant or later) to this set, in order."""
         for name in ("apps_put", "apps_removed", "cells_put", "lrp_ops", "tasks_put", "task_ops",
                      "domains_removed", "queue_add", "queue_put", "queue_remove", "queue_drop", "events",
-                     "notes", "callbacks", "steps_done"):
+                     "notes", "callbacks", "steps_done", "intents"):
             getattr(self, name).extend(getattr(other, name))
         self.domains_put.update(other.domains_put)
         self.counters.update(other.counters)

@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from auction import scenarios
 from auction.engine import STRATEGIES, AuctionConfig, ObjectiveConfig, validate_objective
 from auction.scenarios import Scenario, ScenarioError
 from auction.sim.memory import World
@@ -147,7 +148,6 @@ def compare(scenario: Scenario | str, specs: Sequence[PaneSpec], *, seed: int | 
             series.append(quality_sample(world))
         world.run_until(until)
         panes.append(Pane(spec, world, run_metrics(world), series=series))
-    from auction import scenarios
 
     loaded = loaded or scenarios.load(str(scenario))
     best = best_values([p.metrics for p in panes if p.metrics is not None])

@@ -19,7 +19,7 @@ from auction.bbs import events as ev
 from auction.bbs import types as core
 from auction.bbs.changes import RowDelete
 from auction.bbs.convergence import ConvergenceResult, QuietLRPs, converge
-from auction.sim.changes import ChangeSet, Note
+from auction.sim.changes import ChangeSet, Note, OttoRefeed
 from auction.sim.ids import row_epoch
 
 LRP_LISTS = ("start", "create", "retire", "suspect", "unclaim", "promote", "remove_suspect",
@@ -93,6 +93,8 @@ def convergence_pass(snapshot: core.Snapshot, silent: Container[str], otto_tasks
     change.request_tasks([g for g in result.start_request.tasks if g not in otto_tasks], at,
                          "converge")
     change.next_convergence_at = at + interval
+    # Otto tasks with no live auction go back to the open auction after every pass.
+    change.intents.append(OttoRefeed(at))
     change.touched |= {op.before.cell_id for op in result.lrp.ops
                        if hasattr(op, "before") and op.before.cell_id}
     return change

@@ -17,6 +17,7 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import AuthenticationForm
 from django.http import HttpRequest
 
+from auction.selectors.clock import clock_view
 from auction.services.signin import signin_failed, signin_held, signin_succeeded
 
 
@@ -83,8 +84,6 @@ class SignInView(auth_views.LoginView):
     redirect_authenticated_user = False
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
-        from auction.selectors.clock import clock_view
-
         # The page keeps the chrome (clock, metrics, feed) live like any other page, but
         # never follows a presenter away while someone types a password.
         return {**super().get_context_data(**kwargs), "page": "login", "live_view": "login",

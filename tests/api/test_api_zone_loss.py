@@ -17,6 +17,7 @@ from auction import tasks
 from auction.models import ZoneLossAnswer
 from auction.services import plans as service
 from auction.services.sim import simulate_in_database
+from auction.services.workers import ZONE_LOSS_RUN
 
 pytestmark = pytest.mark.django_db
 
@@ -32,7 +33,7 @@ def big(placed, monkeypatch):  # type: ignore[no-untyped-def]
     computation in the web process a failure."""
     monkeypatch.setattr(service, "INLINE_ROWS", 0)
     sent: list[str] = []
-    monkeypatch.setattr(tasks.zone_loss_run, "delay", lambda base="live": sent.append(base))
+    monkeypatch.setattr(service, "worker_send", lambda name, base: sent.append(base) if name == ZONE_LOSS_RUN else None)
     monkeypatch.setattr(service, "zone_loss", lambda *a, **k: pytest.fail("worked out in the web process"))
     return sent
 
@@ -117,10 +118,10 @@ def test_no_broker_is_a_503_not_a_wait_plans_md_2_2(client, monkeypatch) -> None
     simulate_in_database("seed-example", 60.0)
     monkeypatch.setattr(service, "INLINE_ROWS", 0)
 
-    def refused(base: str = "live") -> None:
+    def refused(name: str, base: str) -> None:
         raise ConnectionError("no broker")
 
-    monkeypatch.setattr(tasks.zone_loss_run, "delay", refused)
+    monkeypatch.setattr(service, "worker_send", refused)
     response, body = get(client)
     assert response.status_code == 503 and body["error"]["type"] == "ServiceUnavailable"
     assert "no Celery broker" in body["error"]["message"]

@@ -172,10 +172,11 @@ def test_a_big_clusters_zone_loss_is_worked_out_by_the_worker_one_at_a_time_plan
     from auction.models import ZoneLossAnswer
     from auction.services import plans as service
     from auction.services.lrps import desired_lrp_update
+    from auction.services.workers import ZONE_LOSS_RUN
 
     monkeypatch.setattr(service, "INLINE_ROWS", 0)
     asked: list[int] = []
-    monkeypatch.setattr(tasks.zone_loss_run, "delay", lambda base: asked.append(1))
+    monkeypatch.setattr(service, "worker_send", lambda name, base: asked.append(1) if name == ZONE_LOSS_RUN else None)
     monkeypatch.setattr(service, "zone_loss", lambda *a, **k: pytest.fail("worked out in the web process"))
 
     def chips_page():  # type: ignore[no-untyped-def]
@@ -194,7 +195,7 @@ def test_a_big_clusters_zone_loss_is_worked_out_by_the_worker_one_at_a_time_plan
     assert kept.computing_since is None and set(kept.answer["zones"]) == {"z1", "z2"}
 
     monkeypatch.setattr(service, "INLINE_ROWS", 0)
-    monkeypatch.setattr(tasks.zone_loss_run, "delay", lambda base: asked.append(1))
+    monkeypatch.setattr(service, "worker_send", lambda name, base: asked.append(1) if name == ZONE_LOSS_RUN else None)
     monkeypatch.setattr(service, "zone_loss", lambda *a, **k: pytest.fail("worked out in the web process"))
     chips = chips_page().find_all("span", class_="zl-chip")
     assert [c.attrs["data-zone"] for c in chips] == ["z1", "z2"] and asked == [1]

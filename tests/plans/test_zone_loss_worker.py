@@ -11,6 +11,7 @@ from auction import tasks
 from auction.models import ZoneLossAnswer
 from auction.services import plans as service
 from auction.services.sim import simulate_in_database
+from auction.services.workers import ZONE_LOSS_RUN
 
 pytestmark = pytest.mark.django_db
 
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.django_db
 def asked(db: None, monkeypatch):  # type: ignore[no-untyped-def]
     simulate_in_database("seed-example", 60.0)
     sent: list[int] = []
-    monkeypatch.setattr(tasks.zone_loss_run, "delay", lambda base: sent.append(1))
+    monkeypatch.setattr(service, "worker_send", lambda name, base: sent.append(1) if name == ZONE_LOSS_RUN else None)
     return sent
 
 
@@ -45,10 +46,10 @@ def test_the_worker_lets_the_claim_go_even_when_it_fails_plans_md_2_2(asked, mon
 
 
 def test_no_broker_lets_the_claim_go_for_a_later_ask_plans_md_2_2(asked, monkeypatch, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
-    def refused(base: str) -> None:
+    def refused(name: str, base: str) -> None:
         raise ConnectionError("no broker")
 
-    monkeypatch.setattr(tasks.zone_loss_run, "delay", refused)
+    monkeypatch.setattr(service, "worker_send", refused)
     with django_capture_on_commit_callbacks(execute=True):
         service.zone_loss_request()
     assert ZoneLossAnswer.objects.get(base="live").computing_since is None

@@ -119,7 +119,7 @@ def test_503_three_times_spends_the_budget_and_convergence_clears_the_task(
     assert Task.objects.get(task_guid="cb").state == "RESOLVING"
     handed: list[list[str]] = []
     # Record what convergence hands to the worker instead of queueing it on a broker.
-    monkeypatch.setattr("auction.services.store.task_callbacks_request",
+    monkeypatch.setattr("auction.services.intents.task_callbacks_request",
                         lambda guids: handed.append(list(guids)))
     run_until(70)
     assert ["cb"] in handed

@@ -17,7 +17,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+from pathlib import Path
 from typing import Any, NoReturn
 
 import redis
@@ -33,6 +35,8 @@ from auction.services.auction_settings import auction_settings_update
 from auction.services.errors import BBSError
 from auction.services.retry import is_lock_error
 from auction.services.sim import auctioneer_run, sim_advance
+from auction.services.store import DbStore
+from auction.sim.cfdot import COMMAND_FILES, dump_lines, dump_records
 from auction.sim.chaos import ACTIONS, ChaosError
 from auction.sim.clock import ClockError
 
@@ -44,9 +48,6 @@ CHAOS_BY_VERB = {CHAOS_VERBS.get(name, name.replace("_", "-")): name for name in
 
 def quiet_broken_pipe() -> None:
     """The reader of our output went away (``| head``): stop without a traceback."""
-    import os
-    import sys
-
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
 
@@ -183,9 +184,6 @@ class Command(BaseCommand):
             self.stdout.write(f"auctioneer: {row.placement_strategy}, {order}, "
                               f"in-flight cap {row.starting_container_count_maximum or 'off'}")
         elif verb == "dump":
-            from auction.services.store import DbStore
-            from auction.sim.cfdot import dump_lines
-
             view = DbStore().cluster_view()
             if o["dir"]:
                 self._dump_dir(view, o["dir"])
@@ -198,10 +196,6 @@ class Command(BaseCommand):
             self.stdout.write(f"advanced to {report.now if report else '?'}; placed {placed}")
 
     def _dump_dir(self, view: Any, directory: str) -> None:
-        from pathlib import Path
-
-        from auction.sim.cfdot import COMMAND_FILES, dump_records
-
         target = Path(directory)
         try:
             target.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from auction.services.errors import BBSError
+from auction.services.plans import plan_report_html, plan_start
 from auction.sim.plan_changes import DEFAULT_HORIZON_S, PlanError, parse_change
 
 
@@ -28,8 +29,6 @@ class Command(BaseCommand):
         parser.add_argument("--report", metavar="FILE.html", help="also write the plan's report card")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from auction.services.plans import plan_report_html, plan_start
-
         try:
             changes = [parse_change(text) for text in options["change"]]
         except PlanError as exc:

@@ -17,7 +17,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from auction import scenarios
 from auction.management.commands.diego import quiet_broken_pipe
 from auction.scenarios import ScenarioError
+from auction.services.sim import simulate_in_database
 from auction.sim.cfdot import dump_lines
+from auction.sim.scenario import world_from_scenario
 
 
 class Command(BaseCommand):
@@ -48,11 +50,8 @@ class Command(BaseCommand):
 def simulate(name: str, until: float, store: str) -> Any:
     """The cluster of scenario ``name`` at ``until``, from the chosen store."""
     if store == "memory":
-        from auction.sim.scenario import world_from_scenario
-
         world = world_from_scenario(name)
         world.run_until(until)
         return world.cluster_view()
-    from auction.services.sim import simulate_in_database
 
     return simulate_in_database(name, until)

@@ -17,7 +17,9 @@ from auction.otto import lifecycle
 from auction.otto import messages as msg
 from auction.selectors.clock import sim_now
 from auction.services import otto_bus as bus
+from auction.services.errors import InvalidRequest
 from auction.services.otto.rows import task_raw
+from auction.services.work import work_request_tasks
 
 log = logging.getLogger(__name__)
 
@@ -76,9 +78,6 @@ def otto_refeed(now: float) -> int:
 
 def task_placement_mode_set(task_guid: str, mode: str) -> Task:
     """Switch a PENDING task between Diego and Otto; never while in an open auction (otto.md 9)."""
-    from auction.services.errors import InvalidRequest
-    from auction.services.work import work_request_tasks
-
     if mode not in Task.PlacementMode.values:
         raise InvalidRequest(f"Invalid field: placement_mode ({mode!r})")
     with transaction.atomic():
