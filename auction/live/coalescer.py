@@ -485,7 +485,7 @@ class _Runner:
 
     def _lead(self) -> bool:
         if self.lock is not None:
-            if lock_renew(self.lock):
+            if lock_renew(self.lock, expected=True):
                 return True
             self.lock = None  # lost (lock_renew logged it): try to acquire it again
         try:

@@ -35,15 +35,18 @@ def redis_client() -> redis.Redis:
     return _client(settings.REDIS_STATE_URL)
 
 
-def lock_renew(lock: redis.lock.Lock) -> bool:
-    """Extend a held lock back to its full TTL; False, with a warning, when it is lost
-    (lapsed, taken by another holder, or Redis unreachable): its holder must stop acting
-    as the holder at once, and may try to acquire it again."""
+def lock_renew(lock: redis.lock.Lock, *, expected: bool = False) -> bool:
+    """Extend a held lock back to its full TTL; False when it is lost (lapsed, taken by
+    another holder, or Redis unreachable): its holder must stop acting as the holder at
+    once, and may try to acquire it again. A warning, unless the holder says a lapse is
+    ``expected`` and harmless (the live coalescer: a tick that waited behind a slow page
+    render lets its short lock lapse, and simply takes it again; dashboard.md S5)."""
     try:
         lock.reacquire()
     except redis.exceptions.RedisError as exc:  # LockError, LockNotOwnedError, ConnectionError ...
         name = lock.name.decode() if isinstance(lock.name, bytes) else lock.name
-        log.warning("lock %s: renewal failed, no longer held (%s: %s)", name, type(exc).__name__, exc)
+        log.log(logging.INFO if expected else logging.WARNING,
+                "lock %s: renewal failed, no longer held (%s: %s)", name, type(exc).__name__, exc)
         return False
     return True
 
