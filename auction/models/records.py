@@ -41,6 +41,9 @@ class AuctionRun(models.Model):
     # Every record also counts its placements: {"placed": {"lrp": n, "task": n}}.
     failure_counts = models.JSONField(default=dict, blank=True)
     sampled = models.IntegerField(default=0, help_text="0: every item recorded; else the sample size")
+    # The world (SimClock.world_epoch) the auction ran in: a scenario or foundation load
+    # starts another world, whose sim times restart at 0 (dashboard.md A1, M1).
+    world_epoch = models.IntegerField(default=0)
 
     class Meta:
         ordering = ["-id"]
@@ -67,6 +70,7 @@ class ConvergenceRun(models.Model):
     lrp = models.JSONField(default=dict)
     tasks = models.JSONField(default=dict)
     metrics = models.JSONField(default=dict)
+    world_epoch = models.IntegerField(default=0, help_text="The world the pass ran in (dashboard.md M1).")
 
     class Meta:
         ordering = ["-id"]

@@ -17,6 +17,7 @@ from typing import Any
 from django.db.models import Q
 
 from auction.models import AuctionRun, PlanAuction
+from auction.selectors.clock import world_epoch
 from auction.templatetags.diego_format import format_score
 
 LIST_LIMIT = 200  # A1, L6
@@ -280,11 +281,17 @@ class Replay:
 
 
 def auction_list(limit: int = LIST_LIMIT) -> list[dict[str, Any]]:
-    """A1: the newest auctions, without their heavy records."""
-    return list(AuctionRun.objects.order_by("-pk").values(
+    """A1: the newest auctions, without their heavy records; each says which world it ran
+    in (a scenario or foundation load starts another, whose sim times restart at 0):
+    ``world`` "this world" or "an earlier world (N)"."""
+    current = world_epoch()
+    rows = list(AuctionRun.objects.order_by("-pk").values(
         "pk", "started_at", "trigger", "strategy", "go_compat", "items", "placed", "failed",
-        "duration_ms",
-        "detail")[:limit])
+        "duration_ms", "detail", "world_epoch")[:limit])
+    for row in rows:
+        row["this_world"] = row["world_epoch"] == current
+        row["world"] = "this world" if row["this_world"] else f"an earlier world ({row['world_epoch']})"
+    return rows
 
 
 def auction_get(run_id: int) -> AuctionRun | None:

@@ -15,7 +15,7 @@ from typing import Any
 from django.db.models import Count, Sum
 
 from auction.models import ActualLRP, AuctionRun, Cell, ConvergenceRun, Counter, DesiredLRP, Task
-from auction.selectors.clock import clock_row
+from auction.selectors.clock import clock_row, world_epoch
 from auction.sim.clock import format_sim_time
 
 POINTS = 60
@@ -113,10 +113,11 @@ def live_gauges() -> dict[str, int]:
     return out
 
 
-def _auction_counts() -> list[dict[str, Any]]:
-    """The last auctions' placements and failures, LRPs and tasks apart, oldest first.
-    Read from each record's counts; only a record kept before it had them is decoded."""
-    rows = list(AuctionRun.objects.order_by("-id").values("id", "failure_counts", "fetch_ms")[:POINTS])[::-1]
+def _auction_counts(epoch: int) -> list[dict[str, Any]]:
+    """This world's last auctions' placements and failures, LRPs and tasks apart, oldest
+    first. Read from each record's counts; only a record kept before it had them is decoded."""
+    rows = list(AuctionRun.objects.filter(world_epoch=epoch).order_by("-id")
+                .values("id", "failure_counts", "fetch_ms")[:POINTS])[::-1]
     old = [r["id"] for r in rows if "placed" not in (r["failure_counts"] or {})]
     decoded = {r["id"]: r for r in AuctionRun.objects.filter(id__in=old).values("id", "placements", "failures")}
     out = []
@@ -135,9 +136,18 @@ def _auction_counts() -> list[dict[str, Any]]:
     return out
 
 
+# Counters start again with each world (a scenario or foundation load): they count what
+# happened in the cluster shown, not across worlds whose sim times restarted at 0.
+SINCE_LOAD = "(since this world was loaded)"
+
+
 def metrics_header() -> list[Metric]:
-    runs = list(ConvergenceRun.objects.order_by("-id").values("id", "at", "metrics", "duration_ns")[:POINTS])[::-1]
-    auctions = _auction_counts()
+    # This world's passes and auctions only: after a scenario or foundation load the tiles
+    # start again rather than show the last world's (dashboard.md M1).
+    epoch = world_epoch()
+    runs = list(ConvergenceRun.objects.filter(world_epoch=epoch).order_by("-id")
+                .values("id", "at", "metrics", "duration_ns")[:POINTS])[::-1]
+    auctions = _auction_counts(epoch)
     counters = dict(Counter.objects.values_list("name", "value"))
     latest = runs[-1]["metrics"] if runs else {}
     asof = f"pass {runs[-1]['id']} · {format_sim_time(runs[-1]['at'])}" if runs else ""
@@ -161,7 +171,7 @@ def metrics_header() -> list[Metric]:
     lrp_runs = counters.get("ConvergenceLRPRuns")
     run_series = [float(lrp_runs - (len(runs) - 1 - i)) for i in range(len(runs))] if lrp_runs else []
     out.append(Metric("ConvergenceLRPRuns", lrp_runs, _count_text(lrp_runs),
-                      "Convergence passes completed", run_series))
+                      f"Convergence passes completed {SINCE_LOAD}", run_series))
 
     per_auction = {name: [] for name in AUCTION_COUNTERS}
     for a in auctions:
@@ -171,7 +181,8 @@ def metrics_header() -> list[Metric]:
         per_auction["AuctioneerTaskAuctionsFailed"].append(a["failed"]["task"])
     for name, tip in AUCTION_COUNTERS.items():
         value = counters.get(name, 0 if auctions else None)
-        out.append(Metric(name, value, _count_text(value), tip, [float(v) for v in per_auction[name]]))
+        out.append(Metric(name, value, _count_text(value), f"{tip} {SINCE_LOAD}",
+                          [float(v) for v in per_auction[name]]))
 
     fetches = [a["fetch_ms"] / 1000 for a in auctions]
     fetch = fetches[-1] if fetches else None

@@ -53,7 +53,7 @@ from auction.selectors.bbs import (
     task_from_values,
 )
 from auction.selectors.cells import cell_loads, sim_cell
-from auction.selectors.clock import clock_row
+from auction.selectors.clock import clock_row, world_epoch
 from auction.selectors.scenarios import loaded_scenario
 from auction.services.bulk import Values, bulk_delete, bulk_insert, bulk_set, bulk_set_columns
 from auction.services.counters import counters_add
@@ -585,7 +585,8 @@ def _record_auction(record: RoundRecord) -> int:
     plan's world), with the SUSPECT and EVACUATING copies its batch names read here."""
     fields = replay_fields(record, _copies(copy_keys(record)), items_max=RECORD_ITEMS_MAX,
                            sample=RECORD_SAMPLE)
-    run = AuctionRun.objects.create(wall_started=time.time() - record.wall_seconds, **fields)
+    run = AuctionRun.objects.create(wall_started=time.time() - record.wall_seconds,
+                                    world_epoch=world_epoch(), **fields)
     kept = list(AuctionRun.objects.order_by("-pk").values_list("pk", flat=True)[:KEEP_FULL_RECORDS])
     if len(kept) < KEEP_FULL_RECORDS:
         return run.pk
@@ -616,7 +617,8 @@ def _record_pass(change: ChangeSet) -> None:
     record = change.convergence
     metrics = dict(record.metrics)
     ConvergenceRun.objects.create(at=record.at, duration_ns=metrics.get("ConvergenceLRPDuration", 0),
-                                  metrics=metrics, lrp=record.lrp, tasks=record.tasks)
+                                  metrics=metrics, lrp=record.lrp, tasks=record.tasks,
+                                  world_epoch=world_epoch())
 
 
 __all__ = ["DbStore", "sim_app", "sim_cell", "sim_task"]

@@ -43,18 +43,21 @@ def replay_page(client, run: AuctionRun, step: int | str, **headers):  # type: i
 
 
 def test_list_shows_the_newest_200_with_their_facts(client) -> None:  # type: ignore[no-untyped-def]
-    """dashboard.md A1: newest 200; id, sim time, trigger, items, placed, failed, duration."""
+    """dashboard.md A1: newest 200; id, world, sim time, trigger, items, placed, failed, duration."""
+    from auction.selectors.clock import world_epoch
+
     run = seed_run()
     AuctionRun.objects.bulk_create(
-        [AuctionRun(started_at=float(i), trigger="converge", items=3, placed=2, failed=1, duration_ms=1.5)
-         for i in range(205)])
+        [AuctionRun(started_at=float(i), trigger="converge", items=3, placed=2, failed=1, duration_ms=1.5,
+                    world_epoch=world_epoch()) for i in range(205)])
     page = parse(client.get("/auctions/").content)
     rows = page.find_all("tr", data_auction=True)
     assert len(rows) == 200
     ids = [int(r.attrs["data-auction"]) for r in rows]
     assert ids == sorted(ids, reverse=True) and ids[0] == AuctionRun.objects.order_by("-pk").first().pk
     assert run.pk not in ids  # the oldest fell off
-    assert rows[0].text.split()[:8] == [f"#{ids[0]}", "0:03:24.0", "converge", "diego", "3", "2", "✗", "1"]
+    assert rows[0].text.split()[:10] == [f"#{ids[0]}", "this", "world", "0:03:24.0", "converge", "diego",
+                                         "3", "2", "✗", "1"]
     assert "1.5 ms" in rows[0].text
     assert page.find("a", href="/auctions/").text == "Auctions"  # the nav link
 
