@@ -64,3 +64,12 @@ def format_score(value: float) -> str:
 def score(value: object) -> str:
     number = _number(value)
     return "—" if number is None else format_score(number)
+
+
+@register.filter
+def few_names(names: object, shown: int = 5) -> str:
+    """"a, b, c and 77 more": a tooltip names a few, never eighty (dashboard.md U4)."""
+    items = [str(n) for n in names] if isinstance(names, (list, tuple)) else []
+    if len(items) <= shown:
+        return ", ".join(items)
+    return f"{', '.join(items[:shown])} and {len(items) - shown} more"

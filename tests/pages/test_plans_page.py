@@ -99,7 +99,29 @@ def test_the_grid_loads_zone_loss_chips_after_itself_plans_md_2_2(placed, client
     assert grid.find(id="zone-loss").attrs["hx-get"] == "/plans/zone-loss/"
     chips = parse(client.get("/plans/zone-loss/").content.decode()).find_all("span", class_="zl-chip")
     assert [c.attrs["data-zone"] for c in chips] == ["z1", "z2"]
-    assert all(c.text.startswith(f"survives the loss of {c.attrs['data-zone']}: ") for c in chips)
+    # The chip says what its colour says and agrees with its tooltip ("yes" beside
+    # "degraded: 2 apps" contradicted itself).
+    for chip in chips:
+        classes = chip.attrs["class"]
+        zone, status = chip.attrs["data-zone"], (classes.split() if isinstance(classes, str) else classes)[-1]
+        expected = {"zl-green": f"survives the loss of {zone}: yes", "zl-amber": f"loss of {zone}: degraded",
+                    "zl-red": f"loss of {zone}: "}[status]
+        assert chip.text.startswith(expected), (status, chip.text)
+        assert ("degraded:" in chip.attrs["title"]) == (status == "zl-amber" and "app" in chip.text)
+
+
+def test_a_zone_loss_tooltip_names_a_few_apps_plans_md_2_2() -> None:
+    from django.template.loader import render_to_string
+
+    down = [f"app-{n:02d}" for n in range(80)]
+    html = render_to_string("plans/zone_loss.html", {"zones": [("z1", {
+        "status": "red", "apps_down": down, "apps_degraded": [], "unplaced": 0, "survives": False})]})
+    chip = parse(html).find("span", class_="zl-chip")
+    assert chip.text == "loss of z1: 80 apps down"
+    assert "app-00, app-01, app-02, app-03, app-04 and 75 more;" in chip.attrs["title"]
+    html = render_to_string("plans/zone_loss.html", {"zones": [("z2", {
+        "status": "amber", "apps_down": [], "apps_degraded": ["a", "b"], "unplaced": 2, "survives": True})]})
+    assert parse(html).find("span", class_="zl-chip").text == "loss of z2: degraded, 2 apps, 2 unplaced"
 
 
 def test_an_unplaced_instance_says_how_many_more_of_its_size_fit_plans_md_2_1(placed, client) -> None:  # type: ignore[no-untyped-def]
