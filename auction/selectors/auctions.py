@@ -283,14 +283,14 @@ class Replay:
 def auction_list(limit: int = LIST_LIMIT) -> list[dict[str, Any]]:
     """A1: the newest auctions, without their heavy records; each says which world it ran
     in (a scenario or foundation load starts another, whose sim times restart at 0):
-    ``world`` "this world" or "an earlier world (N)"."""
+    ``world`` "this" or "earlier (N)", under the column "World"."""
     current = world_epoch()
     rows = list(AuctionRun.objects.order_by("-pk").values(
         "pk", "started_at", "trigger", "strategy", "go_compat", "items", "placed", "failed",
         "duration_ms", "detail", "world_epoch")[:limit])
     for row in rows:
         row["this_world"] = row["world_epoch"] == current
-        row["world"] = "this world" if row["this_world"] else f"an earlier world ({row['world_epoch']})"
+        row["world"] = "this" if row["this_world"] else f"earlier ({row['world_epoch']})"
     return rows
 
 

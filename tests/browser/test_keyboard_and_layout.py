@@ -93,3 +93,22 @@ class KeyboardTests(LiveBrowserCase):
             self.shot(page, f"768-{path.strip('/').replace('/', '-') or 'grid'}")
             page.close()
         context.close()
+
+    def test_the_top_bar_is_one_row_at_1440_px_with_the_clock_paused(self) -> None:
+        """U2/layout: at 1440 px, the clock paused, no link or the clock is broken over two
+        lines and the bar is one row (it wrapped)."""
+        self.run_as_worker(_world)
+        context = self.browser.new_context(viewport={"width": 1440, "height": 900})
+        page = context.new_page()
+        page.errors = []
+        page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
+        page.goto(self.live_server_url + "/grid/")
+        expect(page.locator("#sim-clock")).to_have_attribute("data-paused", "true")
+        boxes = page.evaluate("""() => [...document.querySelectorAll('.topbar nav a, .topbar .clock')]
+            .map(e => { const r = e.getBoundingClientRect(); return [e.textContent.trim(), r.top, r.height]; })""")
+        line = page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('.topbar nav a')).lineHeight) || 20")
+        assert all(height < 2 * line for _, _, height in boxes), boxes
+        assert max(t for _, t, _ in boxes) - min(t for _, t, _ in boxes) < line, boxes
+        self.shot(page, "1440-topbar-paused")
+        assert page.errors == [], page.errors
+        context.close()

@@ -37,7 +37,7 @@ def test_a_load_starts_the_metrics_again_and_the_list_names_each_world() -> None
     assert not Counter.objects.exists()
     assert "(since this world was loaded)" in {m.name: m.tooltip for m in metrics_header()}["ConvergenceLRPRuns"]
     listed = auction_list()
-    assert listed and all(a["world"] == f"an earlier world ({first})" for a in listed)
+    assert listed and all(a["world"] == f"earlier ({first})" for a in listed)
     sim_advance(now=40.0)
     newest = auction_list()[0]
-    assert newest["world"] == "this world" and AuctionRun.objects.get(pk=newest["pk"]).world_epoch == world_epoch()
+    assert newest["world"] == "this" and AuctionRun.objects.get(pk=newest["pk"]).world_epoch == world_epoch()
