@@ -59,7 +59,7 @@ def summary(type_: str, key: str, cell_id: str, data: dict[str, Any]) -> str:
         (f"{k} {_short(v[1])}" if v[0] is None else f"{k} {_short(v[0])} → {_short(v[1])}")
         for k, v in (data.get("diff") or {}).items()
         if isinstance(v, list) and len(v) == 2 and v[0] != v[1] and k not in ("process_guid", "task_guid"))
-    plain = ", ".join(f"{k} {v}" for k, v in data.items()
+    plain = ", ".join(f"{k} {_words(v)}" for k, v in data.items()
                       if k not in ("source", "user", "diff") and v not in ("", None, 0, {}, []))
     extra = ", ".join(b for b in (changes, plain) if b)
     # The feed and the history are public streams, rendered once for every reader of a
@@ -70,11 +70,23 @@ def summary(type_: str, key: str, cell_id: str, data: dict[str, Any]) -> str:
 
 
 def _short(value: Any) -> str:
+    """A value as a person reads it: never Python's spelling (``True``, ``['a', 'b']``)."""
     if value is None:
         return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, dict) and set(value) == {"epoch", "index"}:
         return f"#{value['index']}"  # a modification tag
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_short(v) for v in value) or "none"
     return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _words(value: Any) -> str:
+    """A plain member: a [before, after] pair reads "before → after"."""
+    if isinstance(value, list) and len(value) == 2 and not any(isinstance(v, (list, dict)) for v in value):
+        return f"{_short(value[0])} → {_short(value[1])}"
+    return _short(value)
 
 
 @dataclass(slots=True)

@@ -301,3 +301,13 @@ def test_a_history_view_outlives_a_moment_nobody_watches_it(clean_redis, monkeyp
     monkeypatch.setattr(co.time, "time", lambda: later)
     co._render_events([])
     assert not clean_redis.hexists(co.events_views_key(), topic)
+
+
+def test_feed_rows_read_as_words_not_python() -> None:
+    """dashboard.md M2: pairs, flags and lists in words."""
+    from auction.selectors.feed import summary
+
+    assert summary("admin_change", "cell-1", "", {"state": ["healthy", "failed"], "source": "admin",
+                                                  "user": "x"}) == "cell-1 state healthy → failed (admin by an operator)"
+    assert summary("admin_change", "web", "", {"diff": {"routable": [False, True]}}) == "web routable no → yes"
+    assert summary("x", "web", "", {"tags": ["a", "b", "c"]}) == "web tags a, b, c"
