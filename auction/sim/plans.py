@@ -218,9 +218,19 @@ def warnings(world: World, placed: Mapping[str, Mapping[str, int]],
         if app is not None and len(zones) > 1 and total > 1 and len(by_zone) == 1:
             zone = next(iter(by_zone))
             out.append(f"{zone} would hold {total} of {app.instances} instances of {guid}")
+    # Work never placed, grouped by app (or tasks) and reason: a zone loss leaves
+    # thousands of instances, one line each buried the tables (issue 28).
+    groups: dict[tuple[str, str], list[str]] = {}
     for item in left:
-        name = item.get("instance") or item.get("task")
-        out.append(f"{name} never placed ({item['error']})")
+        instance = item.get("instance")
+        owner = instance.rsplit(".", 1)[0] if instance else "tasks"
+        groups.setdefault((owner, item["error"]), []).append(instance or item.get("task") or "")
+    for (owner, error), names in groups.items():
+        if len(names) == 1:
+            out.append(f"{names[0]} never placed ({error})")
+        else:
+            kind = "tasks" if owner == "tasks" else f"instances of {owner}"
+            out.append(f"{len(names)} {kind} never placed ({error})")
     return out
 
 
