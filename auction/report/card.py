@@ -70,6 +70,9 @@ class Report:
     until: float
     cards: tuple[Card, ...]
     metric_rows: tuple[tuple[str, str], ...] = field(default=METRIC_ROWS)
+    # What a ★ means in the metrics table: among strategies, the best; in a plan's report,
+    # where the plan does better than the baseline (which is no choice to star).
+    best_note: str = "★ marks the best value across strategies (ties all marked)."
 
 
 def project_version() -> str:

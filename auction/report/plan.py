@@ -40,9 +40,13 @@ def plan_report_card(run: PlanRun, *, base: str = "live", version: str | None = 
     plan_metrics, base_metrics = run_metrics(run.plan), run_metrics(run.baseline)
     best = best_values([plan_metrics, base_metrics])
 
-    def marks(m: RunMetrics) -> frozenset[str]:
+    def better(m: RunMetrics) -> frozenset[str]:
+        """The rows where the plan is strictly better than the baseline (lower): the
+        baseline is no choice, so it is never starred, and a tie stars nothing."""
         return frozenset(name for name, _ in METRIC_ROWS if name != "placed"
-                         and math.isclose(m.value(name), best[name], rel_tol=1e-12, abs_tol=1e-12))
+                         and math.isclose(m.value(name), best[name], rel_tol=1e-12, abs_tol=1e-12)
+                         and not math.isclose(base_metrics.value(name), best[name], rel_tol=1e-12,
+                                              abs_tol=1e-12))
 
     changes = "; ".join(c.describe() for c in run.changes) or "none"
     config = run.plan.config
@@ -65,11 +69,12 @@ def plan_report_card(run: PlanRun, *, base: str = "live", version: str | None = 
         ("diego-web", version if version is not None else project_version()),
     )
     cards = (
-        _card("plan", "Plan", run.plan, plan_metrics, run.plan_series, run.base_now, params, marks(plan_metrics)),
+        _card("plan", "Plan", run.plan, plan_metrics, run.plan_series, run.base_now, params, better(plan_metrics)),
         _card("baseline", "Baseline (no changes)", run.baseline, base_metrics, run.baseline_series,
-              run.base_now, base_params, marks(base_metrics)),
+              run.base_now, base_params, frozenset()),
     )
-    return Report(title=f"Plan report: {changes} on {base}", stamp=stamp, until=run.horizon, cards=cards)
+    return Report(title=f"Plan report: {changes} on {base}", stamp=stamp, until=run.horizon, cards=cards,
+                  best_note="★ marks where the plan does better than the baseline.")
 
 
 def plan_report(run: PlanRun, *, base: str = "live", version: str | None = None) -> str:

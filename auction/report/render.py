@@ -171,8 +171,8 @@ def metrics_table(report: Report) -> str:
         rows.append(f'<tr data-metric="{esc(name)}"><th scope="row">{esc(label)}</th>{"".join(cells)}</tr>')
     return ('<section class="panel" id="metrics" aria-labelledby="metrics-h">'
             '<h2 id="metrics-h">Quality metrics (auction.md 9)</h2>'
-            '<p class="note">Lower is better for every marked row; ★ marks the best value across '
-            'strategies (ties all marked).</p><div class="table-wrap"><table>'
+            f'<p class="note">Lower is better for every marked row; {esc(report.best_note)}</p>'
+            '<div class="table-wrap"><table>'
             f'<thead><tr><th scope="col">metric</th>{head}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table></div></section>')
 

@@ -191,3 +191,25 @@ def test_a_plans_report_card_is_self_contained_and_byte_identical_plans_md_1_5()
     assert not any(s in first for s in ("http:", "https:", "//", "src=", "url("))
     assert 'id="card-plan"' in first and 'id="card-baseline"' in first
     assert "fail_zone zone=z2; scale process_guid=web instances=8 at 20 s" in first
+
+
+def test_a_plans_report_never_stars_the_baseline_plans_md_4_4() -> None:
+    """plans.md 4.4: ★ is where the plan does better than the baseline; never the baseline."""
+    import re
+
+    from auction.report.plan import plan_report_card
+    from auction.report.render import render_report
+
+    report = plan_report_card(run_plan(three_zones(), plan_changes([{"action": "fail_zone", "zone": "z2"}]), 200),
+                              version="test")
+    plan, baseline = report.cards
+    assert baseline.best == frozenset()
+    assert report.best_note == "★ marks where the plan does better than the baseline."
+    for name in plan.best:  # a starred row is strictly lower for the plan
+        assert plan.metrics.value(name) < baseline.metrics.value(name)
+
+    html = render_report(report)
+    assert "does better than the baseline" in html
+    # The quality table's baseline column (the second of each row) is never starred.
+    rows = re.findall(r'<tr data-metric="[^"]+"><th scope="row">[^<]*</th>(<td.*?</td>)(<td.*?</td>)</tr>', html)
+    assert rows and not any('data-best="true"' in base for _, base in rows)
