@@ -44,6 +44,14 @@ class Plan(models.Model):
     def __str__(self) -> str:
         return f"plan {self.pk} on {self.base} ({self.status})"
 
+    @property
+    def moved_on_s(self) -> float:
+        """Sim seconds the live cluster ran between the plan's base and its apply (plans.md
+        1.6): the prediction was computed from the cluster as it was at ``base_now``."""
+        if self.applied_sim is None or self.base_now is None:
+            return 0.0
+        return max(0.0, self.applied_sim - self.base_now)
+
 
 class PlanAuction(models.Model):
     """One auction a plan's run made, kept for replay like a live one (plans.md 1.7).

@@ -65,6 +65,20 @@ def test_run_read_the_diff_download_and_apply_plans_md_1_6(placed, operator_clie
     assert not after.find_all("button", id="plan-apply")
     again = operator_client.post(f"/plans/{plan.pk}/apply/")
     assert again.status_code == 400 and b"applied already" in again.content
+    # Applied at the plan's base instant: nothing to say of the live cluster moving on.
+    assert not after.find_all("span", class_="applied-late")
+
+
+def test_an_apply_after_the_cluster_moved_on_says_so_plans_md_1_6(placed, operator_client) -> None:  # type: ignore[no-untyped-def]
+    from auction.services.sim import sim_advance
+
+    response = operator_client.post("/plans/", {"changes": "scale process_guid=lrp-a instances=5\n", "horizon": "300"})
+    plan = Plan.objects.get()
+    sim_advance(now=plan.base_now + 42)
+    assert operator_client.post(f"/plans/{plan.pk}/apply/").status_code == 302
+    page = parse(operator_client.get(response["Location"]).content.decode())
+    note = page.find("span", class_="applied-late").text
+    assert note.startswith("The live cluster had moved on 42 sim-s since the plan was computed"), note
 
 
 def test_a_bad_change_is_said_on_the_page_plans_md_1_2(placed, operator_client) -> None:  # type: ignore[no-untyped-def]
