@@ -175,7 +175,7 @@ def _zone_fail(reader: ChaosReader, args: Mapping[str, Any], at: float) -> Chang
     change = ChangeSet(at)
     for cell in _zone(reader, args["zone"]):
         change.merge(cell_fail(cell, at))
-    return change
+    return _one_zone_note(change, "zone_fail", args["zone"])
 
 
 def _zone_restore(reader: ChaosReader, args: Mapping[str, Any], at: float) -> ChangeSet:
@@ -183,6 +183,15 @@ def _zone_restore(reader: ChaosReader, args: Mapping[str, Any], at: float) -> Ch
     for cell in _zone(reader, args["zone"]):
         change.merge(cell_restore(cell, reader.rows_on(cell.cell_id),
                                   reader.tasks_on(cell.cell_id), at))
+    return _one_zone_note(change, "zone_restore", args["zone"])
+
+
+def _one_zone_note(change: ChangeSet, note: str, zone: str) -> ChangeSet:
+    """A zone's failure or return is one event that names its cells, not one per cell
+    (the feed showed "cell_fail … +1 similar" for a zone)."""
+    cells = [n.key for n in change.notes if n.type in ("cell_fail", "cell_restore")]
+    change.notes = [n for n in change.notes if n.type not in ("cell_fail", "cell_restore")]
+    change.notes.append(Note(note, zone, "", {"cells": cells}))
     return change
 
 
