@@ -14,6 +14,7 @@ from auction.engine import AuctionConfig
 from auction.sim.base import world_from_view
 from auction.sim.bench_plans import synthetic_view
 from auction.sim.memory import SimApp, SimCell, SimTask, World
+from auction.sim.memory.check import CHECK_SETTING
 from auction.sim.plans import plan_changes, plan_result, run_plan_worlds
 
 
@@ -65,7 +66,9 @@ def run(world: World) -> tuple[dict[str, Any], dict[str, Any]]:
 
 @pytest.fixture
 def walks(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """The instants at which a pass walked the rows (the quiet half did not answer)."""
+    """The instants at which a pass walked the rows (the quiet half did not answer); the
+    check mode, which walks every pass beside the quiet one, is off while they are counted."""
+    monkeypatch.delenv(CHECK_SETTING, raising=False)
     walked: list[float] = []
     real = convergence._lrps
 

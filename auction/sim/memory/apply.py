@@ -7,12 +7,13 @@ in the same step; ``check`` rebuilds those indexes from the truth after each app
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import replace
 
 from auction.bbs import types as core
 from auction.bbs.changes import RowCreate, RowDelete, RowUpdate, TaskDelete
 from auction.sim.changes import ChangeSet
+from auction.sim.memory import check
+from auction.sim.memory.check import checking
 from auction.sim.memory.due import Due
 from auction.sim.memory.fetch import Fetch
 from auction.sim.memory.records import AuctionRecord, LogEntry, entries
@@ -29,8 +30,11 @@ class Apply(Due, Fetch):
     def apply(self, change: ChangeSet) -> None:
         at = change.at
         timers = self.timers
+        checked = checking()
+        if checked and change.convergence is not None:
+            check.pass_answer(self, change)
         if change.apps_put or change.apps_removed:
-            self.desired_kept = None
+            self._forget_desired()
         for app in change.apps_put:
             self.apps[app.process_guid] = app
             if self.sizes.get(app.process_guid) != (app.memory_mb, app.disk_mb):
@@ -53,7 +57,7 @@ class Apply(Due, Fetch):
             elif isinstance(op, RowDelete):
                 rows.pop(op.key, None)
         if change.tasks_put or change.task_ops:
-            self.unfetched.update(self.cells)  # a cell's running tasks: a walk of every task
+            self._tasks_changed()
         for sim_task in change.tasks_put:
             self.tasks[sim_task.task_guid] = sim_task
         for top in change.task_ops:
@@ -62,9 +66,7 @@ class Apply(Due, Fetch):
                 self.tasks.pop(guid, None)
             elif guid in self.tasks:
                 self.tasks[guid] = replace(self.tasks[guid], task=top.after)
-                done_at = top.after.finishes_at
-                if done_at is not None and top.after.state == core.TASK_RUNNING:
-                    heapq.heappush(timers.completions, (done_at, guid))
+                timers.task_written(top.after)
         self.domains.update(change.domains_put)
         for name in change.domains_removed:
             self.domains.pop(name, None)
@@ -107,13 +109,13 @@ class Apply(Due, Fetch):
         if change.next_convergence_at is not None:
             self.next_convergence_at = change.next_convergence_at
         self.done_steps.update(change.steps_done)
+        if checked:
+            check.after_apply(self)
 
     def _cell_put(self, cell: SimCell) -> None:
         old = self.cells.get(cell.cell_id)
         self.cells[cell.cell_id] = cell
-        self.fetch_order = None
-        self.fetched = None
-        self.unfetched.add(cell.cell_id)
+        self._cell_changed(cell.cell_id)
         if cell.state == DRAINING:
             self.draining.add(cell.cell_id)
         else:

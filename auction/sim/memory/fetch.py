@@ -16,6 +16,8 @@ from operator import attrgetter
 from auction.bbs import types as core
 from auction.engine import CellState
 from auction.sim.loads import FETCH_ORDER, add_task, answering, cell_state
+from auction.sim.memory import check
+from auction.sim.memory.check import checking
 from auction.sim.memory.state import WorldState
 from auction.sim.model import Load, SimCell
 from auction.sim.replay_record import explain_wanted
@@ -26,6 +28,22 @@ class Fetch(WorldState):
     """The state fetch over the kept loads and states (see the module docstring)."""
 
     __slots__ = ()
+
+    def _cell_changed(self, cell_id: str) -> None:
+        """A cell put: the fetch order and the answering cells are made again, and the
+        cell's load and state."""
+        self.fetch_order = None
+        self.fetched = None
+        self.unfetched.add(cell_id)
+
+    def _tasks_changed(self) -> None:
+        """A task put or written: every cell's load again (its running tasks are a walk
+        of every task)."""
+        self.unfetched.update(self.cells)
+
+    def _forget_desired(self) -> None:
+        """An app put or removed: the pass's DesiredLRPs are made again."""
+        self.desired_kept = None
 
     def answering(self) -> list[SimCell]:
         return answering(self.cells.values(), self.now)
@@ -87,6 +105,9 @@ class Fetch(WorldState):
             self.fetch_order = sorted(self.cells.values(), key=FETCH_ORDER)
         fetched = self._fetched(at)
         in_order = self._fetched_states(fetched) if states is self.fetched_states else None
+        if checking():
+            check.fetch_answer(self, at, fetched, in_order if in_order is not None
+                               else [states[c.cell_id] for c in fetched], self.columns)
         return RoundInput(at=at, queue=queue, cells=self.fetch_order, loads=self.fetched_loads,
                           apps=self.apps, unclaimed=unclaimed, tasks=self.tasks,
                           config=self.config, cached=self.cached, states=states,

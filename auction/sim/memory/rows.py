@@ -183,9 +183,7 @@ class RowTable:
         order = self._order
         rows = self._rows
         listed = self._listed
-        written = self.written
-        written.update(key[0] for key in self._changed)
-        written.update(key[0] for key in self._gone)
+        self._fold_written()
         if order is None or listed is None or self._added or self._gone:
             if order is None:
                 order = sorted(rows)
@@ -211,6 +209,23 @@ class RowTable:
         self._gone.clear()
         self._changed.clear()
         return list(listed)
+
+    def pending(self) -> set[core.RowKey]:
+        """The keys written, added or removed since the last ``in_key_order``."""
+        return self._changed | self._added | self._gone
+
+    def listing(self) -> tuple[list[core.RowKey], list[core.ActualLRP]] | None:
+        """The keys and rows as the last ``in_key_order`` listed them (None: none kept)."""
+        if self._order is None or self._listed is None:
+            return None
+        return self._order, self._listed
+
+    def _fold_written(self) -> None:
+        """The apps of the rows written or removed since the last listing join ``written``
+        (so a pass reads them anew, whatever it found them before)."""
+        written = self.written
+        written.update(key[0] for key in self._changed)
+        written.update(key[0] for key in self._gone)
 
     def of_guid(self, process_guid: str) -> list[core.ActualLRP]:
         return [self._rows[k] for k in sorted(self.by_guid.get(process_guid, ()))]
