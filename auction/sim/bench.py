@@ -60,7 +60,7 @@ rows, timeline, counters, auction records and stats of several worlds, a clone a
 plans, and of this run, hashed before and after): a convergence pass takes the apps the
 last pass found plain (every row ORDINARY, CLAIMED or RUNNING on a cell of C, as many rows
 as instances) as they were while none of their rows was written and no cell of theirs left
-C (``lrp_convergence.PlainApps``; the world says which apps were written), so a pass with
+C (``plain_apps.PlainApps``; the world says which apps were written), so a pass with
 a few hundred rows written since reads those apps' rows, not 100,000; the small auctions
 (2,772 of the 2,774, one restart each) read their states in fetch order from a list the
 world keeps, memory in use from a column, and the last auction's wins instead of every

@@ -72,9 +72,9 @@ def walks(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     walked: list[float] = []
     real = convergence._lrps
 
-    def counted(snapshot: core.Snapshot, epoch: Any) -> Any:
+    def counted(snapshot: core.Snapshot, *args: Any) -> Any:
         walked.append(snapshot.now)
-        return real(snapshot, epoch)
+        return real(snapshot, *args)
 
     monkeypatch.setattr(convergence, "_lrps", counted)
     return walked
@@ -118,7 +118,7 @@ def test_a_zone_failure_plan_answers_as_without_quiet_passes(
 def test_plain_apps_answer_as_every_row_read(monkeypatch: pytest.MonkeyPatch) -> None:
     """bbs.md 4.5: a pass that takes the last pass's plain apps as they were answers as one
     that reads every row; a zone lost and back, crashes, a scale, a clone mid-run."""
-    from auction.bbs import lrp_convergence
+    from auction.bbs.plain_apps import PlainApps
     from auction.sim.bench import build
 
     def crashing() -> World:
@@ -127,16 +127,16 @@ def test_plain_apps_answer_as_every_row_read(monkeypatch: pytest.MonkeyPatch) ->
         return world
 
     used: list[float] = []
-    real = lrp_convergence._usable
+    real = PlainApps.holds_for
 
-    def counted(known: Any, snapshot: core.Snapshot) -> Any:
-        plain = real(known, snapshot)
-        if plain is not None:
-            used.append(snapshot.now)
-        return plain
+    def counted(self: PlainApps, cells: frozenset[str], desired: Any) -> bool:
+        holds = real(self, cells, desired)
+        if holds:
+            used.append(len(self.apps))
+        return holds
 
-    monkeypatch.setattr(lrp_convergence, "_usable", counted)
+    monkeypatch.setattr(PlainApps, "holds_for", counted)
     kept = [run(settling_world()), run(crashing())]
     assert used  # some passes took plain apps
-    monkeypatch.setattr(lrp_convergence, "_usable", lambda known, snapshot: None)
+    monkeypatch.setattr(PlainApps, "holds_for", lambda self, cells, desired: False)
     assert [run(settling_world()), run(crashing())] == kept

@@ -101,10 +101,10 @@ class Apply(Due, Fetch):
             self._record_auction(change.auction)
         if change.convergence is not None:
             self.passes.append((at, dict(change.convergence.metrics)))
-            self.lrp_quiet = change.convergence.result.quiet
-            plain = change.convergence.result.selection.plain
-            if plain is not self.lrp_plain:  # a pass that read the rows: its plain apps
-                self.lrp_plain = plain
+            result = change.convergence.result
+            self.lrp_quiet = result.quiet
+            if result.plain is not None:  # a pass that read the rows: its plain apps
+                self.lrp_plain = result.plain
                 self.rows.written = set()
         if change.next_convergence_at is not None:
             self.next_convergence_at = change.next_convergence_at

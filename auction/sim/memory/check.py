@@ -245,9 +245,12 @@ def _kept_pass(world: World) -> Iterable[tuple[str, Mapping[Any, Any], Mapping[A
         yield "rows.listing", want, found
     quiet = world.lrp_quiet
     if quiet is not None and rows.listing_holds():
-        fresh_actual = [table[key] for key in sorted(table)]
-        yield ("lrp_quiet.snapshot.actual", dict(enumerate(map(id, fresh_actual))),
-               dict(enumerate(map(id, quiet.snapshot.actual))))
+        # The rows the quiet half answers for: those it read and the plain apps' it merged.
+        seen = {row.key: row for row in quiet.snapshot.actual}
+        for merged in quiet.selection.ordinary_by_guid.values():
+            seen.update((row.key, row) for row in merged)
+        yield ("lrp_quiet (rows it answers for)", {key: (id(row), row) for key, row in table.items()},
+               {key: (id(row), row) for key, row in seen.items()})
     plain = world.lrp_plain
     if plain is not None:
         written = rows.written

@@ -47,7 +47,7 @@ class RowTable:
         self._at: dict[core.RowKey, int] | None = None
         self._changed: set[core.RowKey] = set()
         # The apps any of whose rows was written, added or removed between the listings
-        # since ``World`` last took a pass's plain apps (``lrp_convergence.PlainApps``).
+        # since ``World`` last took a pass's plain apps (``plain_apps.PlainApps``).
         self.written: set[str] = set()
         # How many rows are EVACUATING or SUSPECT copies (a key's presence never changes:
         # counted as keys come and go); without any, a start looks none up.

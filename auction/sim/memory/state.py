@@ -17,7 +17,7 @@ from typing import Any
 
 from auction.bbs import types as core
 from auction.bbs.convergence import QuietLRPs
-from auction.bbs.lrp_convergence import PlainApps
+from auction.bbs.plain_apps import PlainApps
 from auction.engine import AuctionConfig, CellState
 from auction.engine.state import CellColumns
 from auction.sim.memory.records import AuctionRecord, LogEntry

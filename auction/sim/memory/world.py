@@ -15,16 +15,15 @@ from one clone each; ``checkpoint`` keeps one to reset to).
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from operator import attrgetter
 from typing import Any
 
 from auction.bbs import types as core
 from auction.bbs.collector import collector_paused
-from auction.bbs.convergence import QuietLRPs
-from auction.bbs.lrp_convergence import KnownRows
+from auction.bbs.convergence import KeptParts
 from auction.bbs.validation import bbs_message, cell_errors, task_errors
 from auction.engine import AuctionConfig
 from auction.sim import chaos as chaos_rules
@@ -231,24 +230,32 @@ class World(Apply):
         return self.next_convergence_at is not None and self.next_convergence_at <= at
 
     def convergence_input(self, at: float) -> tuple[core.Snapshot, set[str], set[str], float,
-                                                    QuietLRPs | None]:
-        quiet = self.lrp_quiet
-        known = None
-        if quiet is not None and self.rows.listing_holds():
-            actual = quiet.snapshot.actual  # the very list: the rows are the same
-        else:
-            quiet, actual = None, self.rows.in_key_order()
-            known = KnownRows(self.lrp_plain, self.rows.written)
+                                                    KeptParts | None]:
+        cells = frozenset(c.cell_id for c in self.cells.values() if c.has_presence(at))
+        desired = self._desired()
         snapshot = core.Snapshot(
-            now=at, cells=frozenset(c.cell_id for c in self.cells.values() if c.has_presence(at)),
-            domains=dict(self.domains),
-            desired=self._desired(),
-            actual=actual, tasks=[t.task for t in self.tasks.values()],
-            config=self.convergence, ordered=True, known=known)
+            now=at, cells=cells, domains=dict(self.domains), desired=desired,
+            tasks=[t.task for t in self.tasks.values()], config=self.convergence, ordered=True)
+        kept = self._kept_parts(snapshot)
         silent = {c.cell_id for c in self.cells.values() if c.silent}
         otto = {g for g, t in self.tasks.items() if t.placement_mode != "diego"}
-        return snapshot, silent, otto, self.convergence_interval_s, quiet
+        return kept[0], silent, otto, self.convergence_interval_s, kept[1]
 
+    def _kept_parts(self, snapshot: core.Snapshot) -> tuple[core.Snapshot, KeptParts]:
+        """The snapshot's rows and what the last pass left for this one: its quiet half
+        over the very same rows while none was written (bbs.md 4.5), else every row but
+        those of the plain apps none of whose rows was written since (``PlainApps``)."""
+        quiet = self.lrp_quiet
+        if quiet is not None and self.rows.listing_holds():
+            again = replace(snapshot, actual=quiet.snapshot.actual)  # the very list
+            if quiet.answers(again):
+                return again, KeptParts(quiet=quiet)
+        listed = self.rows.in_key_order()
+        plain = self.lrp_plain
+        if plain is None or not plain.holds_for(snapshot.cells, snapshot.desired):
+            return replace(snapshot, actual=listed), KeptParts()
+        part = plain.without(self.rows.written)
+        return replace(snapshot, actual=_other_rows(listed, part.apps)), KeptParts(plain=part)
     def _desired(self) -> list[core.DesiredLRP]:
         """The DesiredLRPs by process guid, kept until an app is put or removed: a pass
         on 50,000 apps made them all anew though none changed."""
@@ -282,6 +289,29 @@ class World(Apply):
     def prepare(self, change: ChangeSet) -> None:
         pass
 
+
+
+def _other_rows(listed: list[core.ActualLRP],
+                apps: Mapping[str, tuple[list[core.ActualLRP], int]]) -> list[core.ActualLRP]:
+    """The rows in key order but those of ``apps`` (in key order an app's rows are
+    together: each app is looked up once)."""
+    if not apps:
+        return listed
+    out: list[core.ActualLRP] = []
+    size = len(listed)
+    at = 0
+    while at < size:
+        guid = listed[at].process_guid
+        app = apps.get(guid)
+        if app is not None:
+            at += len(app[0])
+            continue
+        start = at
+        at += 1
+        while at < size and listed[at].process_guid == guid:
+            at += 1
+        out += listed[start:at]
+    return out
 
 
 _app_order = attrgetter("process_guid")
