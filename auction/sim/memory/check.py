@@ -306,7 +306,7 @@ def _first_difference(want: Any, got: Any) -> object:
 
 
 # ----------------------------------------------------------------------------- a round
-def fetch_answer(world: World, at: float, fetched: list[SimCell], states: list[CellState] | None,
+def fetch_answer(world: World, at: float, fetched: list[SimCell], states: list[CellState],
                  columns: CellColumns) -> None:
     """The kept fetch a round is about to read against a fresh fetch at ``at``."""
     fresh_cells = answering(world.cells.values(), at)
@@ -315,18 +315,18 @@ def fetch_answer(world: World, at: float, fetched: list[SimCell], states: list[C
     objective = world.config.placement_strategy == "objective"
     fresh_states = [cell_state(c, _fresh_load(world, c.cell_id),
                                world.cached.get(c.cell_id, ()) if objective else ()) for c in fresh_cells]
-    if states is not None:
-        _same("fetched states (in fetch order)", {c.cell_id: _state_key(s) for c, s in zip(fresh_cells, fresh_states, strict=True)},
-              {c.cell_id: _state_key(s) for c, s in zip(fetched, states, strict=True)})
-        # The columns as this round's engine will take them (a refresh with the same
-        # states is a no-op), against columns gathered from the fresh states.
-        columns.refresh(states)
-        made = CellColumns(fresh_states)
-        for name in _COLUMNS:
-            kept_column, fresh_column = getattr(columns, name), getattr(made, name)
-            if name == "lrp_counts":
-                kept_column, fresh_column = list(map(dict, kept_column)), list(map(dict, fresh_column))
-            _same(f"columns.{name}", dict(enumerate(fresh_column)), dict(enumerate(kept_column)))
+    _same("fetched states (in fetch order)",
+          {c.cell_id: _state_key(s) for c, s in zip(fresh_cells, fresh_states, strict=True)},
+          {c.cell_id: _state_key(s) for c, s in zip(fetched, states, strict=True)})
+    # The columns as this round's engine will take them (a refresh with the same states
+    # is a no-op), against columns gathered from the fresh states.
+    columns.refresh(states)
+    made = CellColumns(fresh_states)
+    for name in _COLUMNS:
+        kept_column, fresh_column = getattr(columns, name), getattr(made, name)
+        if name == "lrp_counts":
+            kept_column, fresh_column = list(map(dict, kept_column)), list(map(dict, fresh_column))
+        _same(f"columns.{name}", dict(enumerate(fresh_column)), dict(enumerate(kept_column)))
 
 
 _COLUMNS = ("cell_ids", "zone_of", "zones", "a_mem", "a_disk", "a_cont", "starting", "t_mem", "t_disk",

@@ -21,7 +21,7 @@ from auction.sim.memory.check import checking
 from auction.sim.memory.state import WorldState
 from auction.sim.model import Load, SimCell
 from auction.sim.replay_record import explain_wanted
-from auction.sim.round import RoundInput
+from auction.sim.round import FetchAnswer, RoundInput
 
 
 class Fetch(WorldState):
@@ -104,16 +104,16 @@ class Fetch(WorldState):
         if self.fetch_order is None:
             self.fetch_order = sorted(self.cells.values(), key=FETCH_ORDER)
         fetched = self._fetched(at)
-        in_order = self._fetched_states(fetched) if states is self.fetched_states else None
+        if states is self.fetched_states:
+            in_order = self._fetched_states(fetched)
+        else:  # the objective strategy's states, made anew
+            in_order = [states[c.cell_id] for c in fetched]
         if checking():
-            check.fetch_answer(self, at, fetched, in_order if in_order is not None
-                               else [states[c.cell_id] for c in fetched], self.columns)
+            check.fetch_answer(self, at, fetched, in_order, self.columns)
         return RoundInput(at=at, queue=queue, cells=self.fetch_order, loads=self.fetched_loads,
                           apps=self.apps, unclaimed=unclaimed, tasks=self.tasks,
-                          config=self.config, cached=self.cached, states=states,
-                          holders=self.rows.holders, explain=explain,
-                          columns=self.columns, fetched=fetched, cells_by_id=self.cells,
-                          fetched_states=in_order)
+                          config=self.config, cached=self.cached, holders=self.rows.holders,
+                          explain=explain, fetch=FetchAnswer(fetched, in_order, self.cells, self.columns))
 
     def _fetched_states(self, fetched: list[SimCell]) -> list[CellState]:
         """The kept states of ``fetched`` in its order: made again when the answering cells
