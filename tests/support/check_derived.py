@@ -1,4 +1,4 @@
-"""The check mode on by default (``auction.sim.memory.check``): a conftest that imports
+"""The check mode on by default (``auction.sim.check_mode``): a conftest that imports
 ``check_derived`` runs its directory's tests with every kept answer proved against a fresh
 one. An explicit ``DIEGO_CHECK_DERIVED`` in the environment (``0`` to time without it)
 wins."""
@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from auction.sim.memory.check import CHECK_SETTING
+from auction.sim.check_mode import CHECK_SETTING
 
 
 @pytest.fixture(autouse=True)

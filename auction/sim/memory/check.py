@@ -14,13 +14,12 @@ With ``DIEGO_CHECK_DERIVED=1`` (``checking``, the one place it is read), a world
   and the engine's columns with a fresh fetch.
 
 The first difference raises ``DerivedMismatch`` naming the index, the key, and what the
-truth gives against what was kept. The database store's check of what it keeps between
-passes is ``auction.services.store`` (``DbStore.check_kept``).
+truth gives against what was kept (``auction.sim.check_mode``, the setting and the
+error the database store's check shares).
 """
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
@@ -29,35 +28,17 @@ from typing import TYPE_CHECKING, Any
 from auction.bbs import types as core
 from auction.engine import CellState
 from auction.engine.state import CellColumns
+from auction.sim.check_mode import CHECK_SETTING, DerivedMismatch, checking
 from auction.sim.converge import convergence_pass
 from auction.sim.loads import FETCH_ORDER, add_lrp, add_task, answering, cell_state, holds_container
 from auction.sim.model import DRAINING, Load, SimCell
 
+__all__ = ["CHECK_SETTING", "DerivedMismatch", "after_apply", "checking", "fetch_answer", "pass_answer",
+           "rebuild"]
+
 if TYPE_CHECKING:
     from auction.sim.changes import ChangeSet
     from auction.sim.memory.state import WorldState as World
-
-#: The setting that turns the check mode on (``1``); read by ``checking`` alone.
-CHECK_SETTING = "DIEGO_CHECK_DERIVED"
-
-
-def checking() -> bool:
-    """Whether every kept answer is checked against a fresh one (``CHECK_SETTING``)."""
-    return os.environ.get(CHECK_SETTING) == "1"
-
-
-class DerivedMismatch(AssertionError):
-    """A kept index or answer differs from the one the truth gives."""
-
-    def __init__(self, index: str, key: object, expected: object, found: object) -> None:
-        self.index, self.key, self.expected, self.found = index, key, expected, found
-        super().__init__(f"{index}[{key!r}]: the truth gives {_short(expected)}, kept {_short(found)}")
-
-
-def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 600 else text[:600] + "..."
-
 
 def _same(index: str, expected: Mapping[Any, Any], found: Mapping[Any, Any]) -> None:
     """Two maps equal key by key; the first key that differs is the error."""
