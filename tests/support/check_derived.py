@@ -11,6 +11,9 @@ import pytest
 
 from auction.sim.check_mode import CHECK_SETTING
 
+#: Whether the environment chose the setting itself (then the tests follow it).
+CHOSEN = CHECK_SETTING in os.environ
+
 
 @pytest.fixture(autouse=True)
 def check_derived(monkeypatch: pytest.MonkeyPatch) -> None:

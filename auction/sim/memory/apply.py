@@ -33,6 +33,8 @@ class Apply(Due, Fetch):
         checked = checking()
         if checked and change.convergence is not None:
             check.pass_answer(self, change)
+        if checked and change.auction is not None:
+            check.round_answer(self, change)
         if change.apps_put or change.apps_removed:
             self._forget_desired()
         for app in change.apps_put:

@@ -11,7 +11,9 @@ With ``DIEGO_CHECK_DERIVED=1`` (``checking``, the one place it is read), a world
 - before a pass is applied, runs the same pass the plain way (every row read, no quiet
   half, no plain apps) and compares the two answers;
 - before a round reads the fetch, compares the answering cells, their states in order
-  and the engine's columns with a fresh fetch.
+  and the engine's columns with a fresh fetch; and before a round is applied, runs the
+  same round over a fresh fetch with nothing kept (no columns, heaps or holders) and
+  compares the two answers.
 
 The first difference raises ``DerivedMismatch`` naming the index, the key, and what the
 truth gives against what was kept (``auction.sim.check_mode``, the setting and the
@@ -32,9 +34,10 @@ from auction.sim.check_mode import CHECK_SETTING, DerivedMismatch, checking
 from auction.sim.converge import convergence_pass
 from auction.sim.loads import FETCH_ORDER, add_lrp, add_task, answering, cell_state, holds_container
 from auction.sim.model import DRAINING, Load, SimCell
+from auction.sim.round import RoundInput, auction_round
 
-__all__ = ["CHECK_SETTING", "DerivedMismatch", "after_apply", "checking", "fetch_answer", "pass_answer",
-           "rebuild"]
+__all__ = ["CHECK_SETTING", "DerivedMismatch", "after_apply", "checking", "fetch_answer", "fresh_loads",
+           "pass_answer", "rebuild", "round_answer"]
 
 if TYPE_CHECKING:
     from auction.sim.changes import ChangeSet
@@ -107,19 +110,21 @@ def _lrp_loads(world: World) -> dict[str, tuple[object, ...]]:
     return {c: _load_key(load) for c, load in loads.items()}
 
 
-def _fresh_load(world: World, cell_id: str) -> Load:
-    load = Load()
-    for key in world.rows.by_cell.get(cell_id, ()):
-        row = world.rows.table[key]
-        if holds_container(row.state, row.cell_id):
+def fresh_loads(world: World) -> dict[str, Load]:
+    """Every cell's load made from its rows and running tasks alone (``loads.cell_loads``)."""
+    loads = {cell_id: Load() for cell_id in world.cells}
+    for row in world.rows.table.values():
+        load = loads.get(row.cell_id)
+        if load is not None and holds_container(row.state, row.cell_id):
             app = world.apps.get(row.process_guid)
             memory, disk = (app.memory_mb, app.disk_mb) if app is not None else (0, 0)
-            add_lrp(load, row.process_guid, row.state, memory, disk, world.cells[cell_id].proxy_memory_mb)
+            add_lrp(load, row.process_guid, row.state, memory, disk, world.cells[row.cell_id].proxy_memory_mb)
     for sim_task in world.tasks.values():
         task = sim_task.task
-        if task.state == core.TASK_RUNNING and task.cell_id == cell_id:
+        load = loads.get(task.cell_id)
+        if load is not None and task.state == core.TASK_RUNNING:
             add_task(load, task.task_guid, sim_task.memory_mb, sim_task.disk_mb)
-    return load
+    return loads
 
 
 def _timers(world: World) -> Iterable[tuple[str, Mapping[Any, Any], Mapping[Any, Any]]]:
@@ -179,12 +184,13 @@ def _timers(world: World) -> Iterable[tuple[str, Mapping[Any, Any], Mapping[Any,
 def _kept_fetch(world: World) -> Iterable[tuple[str, Mapping[Any, Any], Mapping[Any, Any]]]:
     """The kept loads and states of every cell not marked to be fetched again."""
     marked = world.unfetched | world.rows.stale
+    fresh_all = fresh_loads(world)
     expected_loads, kept_loads = {}, {}
     expected_states, kept_states = {}, {}
     for cell_id, cell in world.cells.items():
         if cell_id in marked or cell_id not in world.fetched_loads:
             continue
-        fresh = _fresh_load(world, cell_id)
+        fresh = fresh_all[cell_id]
         expected_loads[cell_id] = _load_key(fresh)
         kept_loads[cell_id] = _load_key(world.fetched_loads[cell_id])
         expected_states[cell_id] = _state_key(cell_state(cell, fresh))
@@ -287,6 +293,28 @@ def _first_difference(want: Any, got: Any) -> object:
 
 
 # ----------------------------------------------------------------------------- a round
+def round_answer(world: World, change: ChangeSet) -> None:
+    """The round ``change`` carries against the same round over a fresh fetch, with no
+    kept columns, heaps or holders: every kept answer a round reads, end to end."""
+    at = change.at
+    queue = list(world.queue.values())
+    unclaimed = {}
+    for q in queue:
+        if q.kind == "lrp":
+            row = world.rows.table.get((q.process_guid, q.index, core.ORDINARY))
+            if row is not None and row.state == core.UNCLAIMED:
+                unclaimed[(q.process_guid, q.index)] = row
+    fresh = auction_round(RoundInput(at=at, queue=queue, cells=list(world.cells.values()),
+                                     loads=fresh_loads(world), apps=world.apps, unclaimed=unclaimed,
+                                     tasks=world.tasks, config=world.config, cached=world.cached))
+    for name in ("lrp_ops", "task_ops", "events", "queue_put", "queue_remove", "counters", "touched",
+                 "callbacks"):
+        want, got = getattr(fresh, name), getattr(change, name)
+        if want != got:
+            raise DerivedMismatch(f"auction at {at:g}: {name}", _first_difference(want, got), want, got)
+
+
+
 def fetch_answer(world: World, at: float, fetched: list[SimCell], states: list[CellState],
                  columns: CellColumns) -> None:
     """The kept fetch a round is about to read against a fresh fetch at ``at``."""
@@ -294,7 +322,8 @@ def fetch_answer(world: World, at: float, fetched: list[SimCell], states: list[C
     _same("fetched (the answering cells)", dict(enumerate(map(_identity, fresh_cells))),
           dict(enumerate(map(_identity, fetched))))
     objective = world.config.placement_strategy == "objective"
-    fresh_states = [cell_state(c, _fresh_load(world, c.cell_id),
+    loads = fresh_loads(world)
+    fresh_states = [cell_state(c, loads[c.cell_id],
                                world.cached.get(c.cell_id, ()) if objective else ()) for c in fresh_cells]
     _same("fetched states (in fetch order)",
           {c.cell_id: _state_key(s) for c, s in zip(fresh_cells, fresh_states, strict=True)},
