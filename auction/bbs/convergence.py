@@ -16,6 +16,7 @@ from auction.bbs.collector import collector_paused
 from auction.bbs.lrp_actions import EpochFactory, LRPConvergence, apply_actions
 from auction.bbs.lrp_convergence import LRPSelection, select
 from auction.bbs.metrics import Metrics, lrp_metrics, task_metrics
+from auction.bbs.plain_apps import PlainApps, selection_plain_apps
 from auction.bbs.task_convergence import TaskConvergence, converge_tasks
 from auction.bbs.types import CRASHED, UNCLAIMED, LRPKey, Snapshot, fresh_domains
 
@@ -65,6 +66,18 @@ def quiet_lrps(snapshot: Snapshot, sel: LRPSelection, lrp: LRPConvergence) -> Qu
     return QuietLRPs(snapshot, sel, lrp)
 
 
+@dataclass(slots=True, frozen=True)
+class KeptParts:
+    """What a store kept of its last pass for this one: the quiet LRP half, when it
+    vouches no row was written since (``QuietLRPs``), and the plain apps whose rows it
+    left out of the snapshot (``plain_apps.PlainApps``: the part of the selection the
+    pass merges in). A store that keeps parts gets the next pass's plain apps back
+    (``ConvergenceResult.plain``)."""
+
+    quiet: QuietLRPs | None = None
+    plain: PlainApps | None = None
+
+
 @dataclass(slots=True)
 class ConvergenceResult:
     selection: LRPSelection
@@ -74,6 +87,9 @@ class ConvergenceResult:
     start_request: StartRequest = field(default_factory=StartRequest)
     # The LRP half, when it may answer the next pass over unchanged rows (``QuietLRPs``).
     quiet: QuietLRPs | None = None
+    # The plain apps for the next pass of a store that keeps parts (``KeptParts``), when
+    # this one read rows (None: the quiet half answered, the last ones still hold).
+    plain: PlainApps | None = None
 
     @property
     def events(self) -> list[ev.Event]:
@@ -81,30 +97,38 @@ class ConvergenceResult:
 
 
 def converge(snapshot: Snapshot, *, epoch: EpochFactory | None = None,
-             quiet: QuietLRPs | None = None) -> ConvergenceResult:
+             quiet: QuietLRPs | None = None, kept: KeptParts | None = None) -> ConvergenceResult:
     """One LRP pass and one task pass at ``snapshot.now`` with C = ``snapshot.cells``.
 
     ``epoch`` names the modification-tag epoch of each row the pass creates (default
     "", keeping the pass deterministic). ``quiet``, the last pass's quiet LRP half, is
-    its answer again when it answers this snapshot (``QuietLRPs.answers``).
+    its answer again when it answers this snapshot (``QuietLRPs.answers``); ``kept``
+    carries it with the plain apps left out of ``snapshot.actual`` (``KeptParts``).
     """
+    if kept is not None and kept.quiet is not None:
+        quiet = kept.quiet
+    plain = None
     with collector_paused():
         if quiet is not None and quiet.answers(snapshot):
             sel, lrp = quiet.selection, quiet.lrp
         else:
-            sel, lrp = _lrps(snapshot, epoch)
+            part = kept.plain if kept is not None else None
+            sel, lrp = _lrps(snapshot, epoch, part)
+            if kept is not None:
+                plain = selection_plain_apps(sel, snapshot.cells, snapshot.desired, part)
             quiet = quiet_lrps(snapshot, sel, lrp)
         tasks = converge_tasks(snapshot.tasks, snapshot.cells, snapshot.now, snapshot.config)
         metrics = lrp_metrics(sel, lrp, len(snapshot.cells))
         metrics.update(task_metrics(tasks))
         start = StartRequest(tuple(dict.fromkeys(lrp.start)), tuple(dict.fromkeys(tasks.start)))
-    return ConvergenceResult(sel, lrp, tasks, metrics, start, quiet)
+    return ConvergenceResult(sel, lrp, tasks, metrics, start, quiet, plain)
 
 
-
-
-def _lrps(snapshot: Snapshot, epoch: EpochFactory | None) -> tuple[LRPSelection, LRPConvergence]:
-    sel = select(snapshot)
+def _lrps(snapshot: Snapshot, epoch: EpochFactory | None,
+          part: PlainApps | None = None) -> tuple[LRPSelection, LRPConvergence]:
+    """The selection over ``snapshot.actual`` with the pre-built ``part`` merged in, then
+    the actions (bbs.md 4.2, 4.5)."""
+    sel = select(snapshot, part.apps if part is not None else None)
     if epoch is None:
         return sel, apply_actions(sel, snapshot.now, snapshot.cells)
     return sel, apply_actions(sel, snapshot.now, snapshot.cells, epoch)

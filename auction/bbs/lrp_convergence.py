@@ -9,9 +9,8 @@ counts the metrics need are the whole answer.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from operator import is_
 
 from auction.bbs.restart import should_restart
 from auction.bbs.types import (
@@ -29,33 +28,6 @@ from auction.bbs.types import (
     Snapshot,
     fresh_domains,
 )
-
-
-@dataclass(slots=True)
-class PlainApps:
-    """The apps a selection found plain, for the next one over the same cells and desired
-    LRPs: every row of the app ORDINARY, CLAIMED or RUNNING on a cell of C, the app
-    desired with as many instances as rows. Such an app lands in no list of any step
-    (neither the clock, the domains nor the config reach it): it only adds its rows to
-    ``ordinary_by_guid`` and its states to the counts, so while its rows are the same the
-    next selection takes them from here instead of reading them one by one (a pass at
-    100,000 rows with a few hundred written since read every one)."""
-
-    cells: frozenset[str]
-    desired: Sequence[DesiredLRP]
-    by_guid: dict[str, DesiredLRP]
-    desired_instances: int
-    # guid -> (its ORDINARY rows in key order, how many of them are CLAIMED)
-    apps: dict[str, tuple[list[ActualLRP], int]]
-
-
-@dataclass(slots=True, frozen=True)
-class KnownRows:
-    """``Snapshot.known``: the last selection's plain apps and the apps any of whose rows
-    was written, added or removed since (``None``: the store cannot tell)."""
-
-    plain: PlainApps | None
-    written: Collection[str] | None
 
 
 @dataclass(slots=True)
@@ -91,8 +63,6 @@ class LRPSelection:
     # the metrics adjust these by the actions' changes instead of recounting.
     ordinary_by_state: Counter[str] = field(default_factory=Counter)
     crashed_by_guid: Counter[str] = field(default_factory=Counter)
-    # The plain apps for the next selection, when the snapshot asked (``Snapshot.known``).
-    plain: PlainApps | None = None
 
     @property
     def unstarted(self) -> list[LRPKey]:
@@ -116,40 +86,25 @@ class LRPSelection:
         return None
 
 
-def select(snapshot: Snapshot) -> LRPSelection:
-    """Steps 0a-10 of bbs.md 4.2 at ``snapshot.now``; linear in rows + desired."""
+def select(snapshot: Snapshot, part: Mapping[str, tuple[list[ActualLRP], int]] | None = None) -> LRPSelection:
+    """Steps 0a-10 of bbs.md 4.2 at ``snapshot.now``; linear in rows + desired.
+
+    ``part`` is a part of the selection made before (bbs.md 4.5): apps whose rows, left
+    out of ``snapshot.actual``, are all ORDINARY, CLAIMED or RUNNING on a cell of C, as
+    many as the app's instances (guid -> those rows in key order, how many are CLAIMED).
+    Such apps are in no list: their rows join the ORDINARY rows and the counts."""
     now = snapshot.now
     cells = snapshot.cells
     no_cells = not cells
-    known: KnownRows | None = snapshot.known if snapshot.ordered else None
-    plain = _usable(known, snapshot)
-    if plain is not None:
-        desired, desired_instances = plain.by_guid, plain.desired_instances
-    else:
-        desired = {d.process_guid: d for d in snapshot.desired}
-        desired_instances = sum(d.instances for d in snapshot.desired)
+    desired = {d.process_guid: d for d in snapshot.desired}
     fresh = fresh_domains(snapshot.domains, now)
     sel = LRPSelection(fresh=fresh, desired=desired)
     # 0a: expiry <= now is gone (fresh is the strict expiry > now, bbs.md 5).
     sel.pruned_domains = [
         name for name, expiry in snapshot.domains.items() if expiry is not None and expiry <= now
     ]
-    sel.desired_instances = desired_instances
+    sel.desired_instances = sum(d.instances for d in snapshot.desired)
     stale_before = now - snapshot.config.stale_unclaimed_s
-    # Plain apps whose rows were not written since they were found plain: their rows are
-    # taken as they were (``PlainApps``); every other row is read.
-    kept: dict[str, tuple[list[ActualLRP], int]] = {}
-    if plain is not None:
-        assert known is not None and known.written is not None
-        written = known.written
-        kept = {g: a for g, a in plain.apps.items() if g not in written} if written else plain.apps
-    kept_claimed = kept_running = 0
-    # Apps with a row that is not plain, and each app's CLAIMED plain rows: what the next
-    # selection's ``PlainApps`` is made of, when the snapshot asks for one.
-    unplain: set[str] = set()
-    claimed_of: dict[str, int] = {}
-    walked: list[str] = []
-
     by_guid: dict[str, list[ActualLRP]] = {}
     found = sel.found
     suspects = sel.suspects
@@ -165,29 +120,13 @@ def select(snapshot: Snapshot) -> LRPSelection:
 
     # The hot loop of the pass (250,000 rows at the target size): the common row,
     # ORDINARY RUNNING with a desired LRP on a present cell, takes the shortest path.
-    actual = snapshot.actual
-    size = len(actual)
-    at = 0
-    while at < size:
-        row = actual[at]
-        at += 1
+    for row in snapshot.actual:
         presence = row.presence
         guid = row.process_guid
         state = row.state
         if presence == ORDINARY:
             if guid != last_guid:
                 last_guid = guid
-                app = kept.get(guid)
-                if app is not None:
-                    # A plain app as it was: its rows, all ORDINARY and none written, are
-                    # the next ones of the listing (in key order an app's rows are together).
-                    kept_rows, claimed = app
-                    by_guid[guid] = kept_rows
-                    kept_claimed += claimed
-                    kept_running += len(kept_rows) - claimed
-                    at += len(kept_rows) - 1
-                    continue
-                walked.append(guid)
                 rows_of = by_guid.setdefault(guid, [])
                 is_desired = guid in desired
             rows_of.append(row)
@@ -199,30 +138,20 @@ def select(snapshot: Snapshot) -> LRPSelection:
                     if no_cells or (cell_id not in cells and cell_id != ""):
                         sel.missing_cell_keys.append(_listed(found, row))
                         sel.missing_cell_ids.add(cell_id)
-                        unplain.add(guid)
-                    elif cell_id == "":
-                        unplain.add(guid)
-                    elif state == CLAIMED:
-                        claimed_of[guid] = claimed_of.get(guid, 0) + 1
                 elif state == UNCLAIMED:
-                    unplain.add(guid)
                     if row.since < stale_before:  # 1: strict (bbs.md 10)
                         sel.stale_unclaimed.append(_listed(found, row))
                 elif state == CRASHED:
-                    unplain.add(guid)
                     crashed_by_guid[guid] += 1
                     # 10 ignores the index: a crashed extra in a stale domain restarts.
                     if should_restart(row.crash_count, row.since, now):
                         sel.crashed_ready.append(_listed(found, row))
-                else:
-                    unplain.add(guid)
             else:
                 if state == CRASHED:
                     crashed_by_guid[guid] += 1
                 if row.domain in fresh:
                     orphans.append(_listed(found, row))  # 4, by the row's own domain
         elif presence == SUSPECT:
-            unplain.add(guid)
             lrp_key = (guid, row.index)
             suspects[lrp_key] = row
             cell_id = row.cell_id
@@ -243,20 +172,13 @@ def select(snapshot: Snapshot) -> LRPSelection:
         elif no_cells or row.cell_id not in cells:
             # 0b: an EVACUATING copy whose cell is gone serves nobody; not gated. It
             # takes part in no other step, and the steps below never see it.
-            unplain.add(guid)
             sel.remove_evacuating.append(row)
         else:
-            unplain.add(guid)
             sel.evacuating[(guid, row.index)] = row
-    if kept_running:
-        by_state[RUNNING] = by_state.get(RUNNING, 0) + kept_running
-    if kept_claimed:
-        by_state[CLAIMED] = by_state.get(CLAIMED, 0) + kept_claimed
+    if part:
+        _merge(part, by_guid, by_state)
     sel.ordinary_by_guid = by_guid
     sel.ordinary_by_state.update(by_state)  # empty until now: the same counts
-    if known is not None and not no_cells:
-        sel.plain = _plain_apps(snapshot, desired, desired_instances, by_guid, kept, walked, unplain,
-                                claimed_of)
 
     # 3: only when the count of ORDINARY rows differs from instances, hence the
     # index-misalignment blind spot of bbs.md 10 (rows 0 and 5 for instances 2).
@@ -281,31 +203,17 @@ def select(snapshot: Snapshot) -> LRPSelection:
     return sel
 
 
-def _usable(known: KnownRows | None, snapshot: Snapshot) -> PlainApps | None:
-    """The known plain apps when they hold for this snapshot: no cell of theirs gone from C
-    (a cell that joined C makes no row less plain), the very same desired LRPs, and the
-    store told which apps were written since."""
-    if known is None or known.plain is None or known.written is None:
-        return None
-    plain = known.plain
-    desired = snapshot.desired
-    if (not plain.cells <= snapshot.cells or len(plain.desired) != len(desired)
-            or not all(map(is_, plain.desired, desired))):
-        return None
-    return plain
-
-
-def _plain_apps(snapshot: Snapshot, desired: dict[str, DesiredLRP], desired_instances: int,
-                by_guid: dict[str, list[ActualLRP]], kept: dict[str, tuple[list[ActualLRP], int]],
-                walked: list[str], unplain: set[str], claimed_of: dict[str, int]) -> PlainApps:
-    """The apps of this selection that are plain (``PlainApps``): those kept, and those
-    read whose every row was plain and whose rows are as many as the app's instances."""
-    apps = dict(kept)
-    for guid in walked:
-        d = desired.get(guid)
-        if d is not None and guid not in unplain and len(rows := by_guid[guid]) == d.instances:
-            apps[guid] = (rows, claimed_of.get(guid, 0))
-    return PlainApps(snapshot.cells, snapshot.desired, desired, desired_instances, apps)
+def _merge(part: Mapping[str, tuple[list[ActualLRP], int]], by_guid: dict[str, list[ActualLRP]],
+           by_state: dict[str, int]) -> None:
+    claimed = running = 0
+    for guid, (rows, n_claimed) in part.items():
+        by_guid[guid] = rows
+        claimed += n_claimed
+        running += len(rows) - n_claimed
+    if running:
+        by_state[RUNNING] = by_state.get(RUNNING, 0) + running
+    if claimed:
+        by_state[CLAIMED] = by_state.get(CLAIMED, 0) + claimed
 
 
 def _listed(found: dict[RowKey, ActualLRP], row: ActualLRP) -> LRPKey:

@@ -150,10 +150,6 @@ class Snapshot:
     #: ``actual`` is already in key order and ``desired`` in process guid order (a store
     #: that keeps them so spares the pass a sort of every row).
     ordered: bool = False
-    #: What the store knows of ``actual`` since its last pass: the apps that pass found
-    #: plain and which apps' rows were written since (``lrp_convergence.KnownRows``).
-    #: None: nothing known, every row is read.
-    known: Any = field(default=None, compare=False, repr=False)
 
 
 _ACTUAL_FIELDS: Final = tuple(f.name for f in fields(ActualLRP))

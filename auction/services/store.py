@@ -72,6 +72,7 @@ from auction.sim.changes import (
     Intent,
     LiveChanged,
 )
+from auction.sim.check_mode import DerivedMismatch, checking
 from auction.sim.lrps import void_requests
 from auction.sim.model import Load, QueuedWork, SimApp, SimCell, SimTask
 from auction.sim.replay_record import (
@@ -460,6 +461,8 @@ class DbStore:
             missing = [op.key for op in others if not hasattr(op, "row") and op.key not in self._pk]
             for guid, index, presence, pk in _pks(missing):
                 self._pk[(guid, index, presence)] = pk
+            if checking():
+                self._check_pks(others)
             apply_row_ops(others, self._pk)
         # An auction's claims and failures in one bulk write per set of fields the round
         # changed, without apply_row_ops' re-read: the round read these rows in this
@@ -469,6 +472,16 @@ class DbStore:
         for changed, (pks, values) in rounds.items():
             bulk_set_columns(ActualLRP, list(compress(ROUND_FIELDS, changed)), pks,
                              list(compress(zip(*values, strict=True), changed)))
+
+    def _check_pks(self, ops: list[Any]) -> None:
+        """Check mode: each primary key kept between reads that an op writes through still
+        names its row (a row removed and made again since has another: the write would be
+        skipped as if it raced)."""
+        keys = sorted({op.key for op in ops if not hasattr(op, "row") and op.key in self._pk})
+        current = {(guid, index, presence): pk for guid, index, presence, pk in _pks(keys)}
+        for key in keys:
+            if key in current and current[key] != self._pk[key]:
+                raise DerivedMismatch("DbStore._pk", key, current[key], self._pk[key])
 
     def _round_writes(self, change: ChangeSet) -> tuple[_Rounds, list[Any]]:
         """The round's own rows (UNCLAIMED, read by ``round_input``) grouped by the set of

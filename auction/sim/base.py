@@ -16,7 +16,6 @@ convergence rule's (bbs.md 4), read from ``crash_count`` and ``since`` like any 
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import replace
 
 from auction.bbs import types as core
@@ -49,16 +48,8 @@ def _world_from_view(view: ClusterView, config: AuctionConfig | None,
     # Sizes first: every row put below is accounted on its cell at its app's size.
     world.apply(ChangeSet(view.now, apps_put=apps, cells_put=cells,
                           domains_put=dict(view.domains)))
-    for row in view.rows:
-        world.rows[row.key] = row
-        if row.cell_id and row.state in (core.CLAIMED, core.RUNNING):
-            # The objective strategy's blob cache (``World.cached``): what the cell runs now.
-            world.cached.setdefault(row.cell_id, set()).add(row.process_guid)
-    for sim_task in sorted(view.tasks, key=lambda t: t.task_guid):
-        world.tasks[sim_task.task_guid] = sim_task
-        task = sim_task.task
-        if task.state == core.TASK_RUNNING and task.finishes_at is not None:
-            heapq.heappush(world.completions, (task.finishes_at, task.task_guid))
+    world.restore_rows(view.rows)
+    world.restore_tasks(view.tasks)
     queue = list(view.queue) if view.queue else _queue_of_capture(view, world)
     world.restore_queue(queue)
     for position, (at, marker, action, args) in enumerate(view.timeline):

@@ -18,7 +18,7 @@ from operator import attrgetter
 from auction.bbs import events as ev
 from auction.bbs import types as core
 from auction.bbs.changes import RowDelete
-from auction.bbs.convergence import ConvergenceResult, QuietLRPs, converge
+from auction.bbs.convergence import ConvergenceResult, KeptParts, converge
 from auction.sim.changes import ChangeSet, Note, OttoRefeed
 from auction.sim.ids import row_epoch
 
@@ -42,10 +42,10 @@ class PassRecord:
 
 
 def convergence_pass(snapshot: core.Snapshot, silent: Container[str], otto_tasks: Container[str],
-                     interval: float, quiet: QuietLRPs | None = None) -> ChangeSet:
+                     interval: float, kept: KeptParts | None = None) -> ChangeSet:
     """The pass at ``snapshot.now``; ``silent`` are the failed cells (no stop reaches
-    them), ``otto_tasks`` the pending tasks the open auction places, ``quiet`` the last
-    pass's quiet LRP half (``converge``)."""
+    them), ``otto_tasks`` the pending tasks the open auction places, ``kept`` what the
+    store kept of its last pass (``converge``)."""
     at = snapshot.now
     started = time.perf_counter_ns()
     # One canonical order of the records, whatever order a store read them in, so the
@@ -57,7 +57,7 @@ def convergence_pass(snapshot: core.Snapshot, silent: Container[str], otto_tasks
             snapshot, actual=sorted(snapshot.actual, key=_row_order),
             tasks=sorted(snapshot.tasks, key=lambda t: t.task_guid),
             desired=sorted(snapshot.desired, key=lambda d: d.process_guid), ordered=True)
-    result = converge(snapshot, epoch=lambda key: row_epoch(key, at), quiet=quiet)
+    result = converge(snapshot, epoch=lambda key: row_epoch(key, at), kept=kept)
     duration = time.perf_counter_ns() - started
     change = ChangeSet(at)
     change.lrp_ops += result.lrp.ops

@@ -25,7 +25,7 @@ from operator import is_not
 from typing import Protocol, cast
 
 from auction.bbs import types as core
-from auction.bbs.convergence import QuietLRPs
+from auction.bbs.convergence import KeptParts
 from auction.engine import AuctionConfig
 from auction.sim.changes import ChangeSet, Note
 from auction.sim.chaos import ChaosError, ChaosReader, chaos_args, chaos_change
@@ -77,9 +77,10 @@ class Store(ChaosReader, Protocol):
     def convergence_due(self, at: float) -> bool: ...
 
     def convergence_input(self, at: float) -> tuple[core.Snapshot, set[str], set[str], float,
-                                                    QuietLRPs | None]:
-        """(snapshot, failed cells, pending Otto tasks, interval, the last pass's quiet LRP
-        half if the store vouches its rows did not change since; see ``QuietLRPs``)."""
+                                                    KeptParts | None]:
+        """(snapshot, failed cells, pending Otto tasks, interval, what the store kept of its
+        last pass and vouches for: its quiet LRP half, the plain apps it left out of the
+        snapshot; see ``KeptParts``)."""
         ...
 
     def has_new_work(self) -> bool: ...
@@ -127,8 +128,8 @@ def step(store: Store, at: float) -> float | None:
         _reps(store, at)
         with store.phase():
             if store.convergence_due(at):
-                snapshot, silent, otto, interval, quiet = store.convergence_input(at)
-                store.apply(convergence_pass(snapshot, silent, otto, interval, quiet))
+                snapshot, silent, otto, interval, kept = store.convergence_input(at)
+                store.apply(convergence_pass(snapshot, silent, otto, interval, kept))
         auctions_run(store, at)
         store.advanced(at)
         due = store.next_due()

@@ -323,9 +323,7 @@ def cell_remove(world: World, cell_id: str) -> None:
     convergence finds its instances missing."""
     if cell_id not in world.cells:
         raise PlanError(f"unknown cell {cell_id!r}", 404)
-    del world.cells[cell_id]
-    world.draining.discard(cell_id)
-    world.lapsing.pop(cell_id, None)
+    world.remove_cell(cell_id)
 
 
 def check_references(cells: Iterable[str], zones: Iterable[str], apps: Iterable[str],

@@ -70,22 +70,34 @@ class RoundInput:
     config: AuctionConfig
     cached: Mapping[str, Iterable[str]] = field(default_factory=dict)
     explain: bool = False
-    #: Each cell's fetched state as ``loads.cell_state`` makes it from ``loads`` and
-    #: ``cached``, when the store keeps them between auctions; otherwise made here.
-    states: Mapping[str, CellState] | None = None
     #: A process guid's CLAIMED/RUNNING instances per cell id, now (what ``loads`` count),
     #: when the store indexes its instances by app (``quality.batch_zone_skew``).
     holders: Holders | None = None
-    #: The store's ``CellColumns`` kept between its auctions (refreshed by the engine
-    #: for this fetch), when it keeps its cells' states between auctions too.
+    #: The state fetch's answer when the store keeps one between auctions (``FetchAnswer``);
+    #: None: the round fetches (``fetch_states``).
+    fetch: FetchAnswer | None = None
+
+
+@dataclass(slots=True)
+class FetchAnswer:
+    """What one round's state fetch answers (auction.md 1.3): the cells that answered in
+    the fetch's order (``loads.answering``), each one's state in that order, every cell
+    by id (the commit reaches the winners), and the engine's columns when the caller
+    keeps them between auctions (``CellColumns``, refreshed by the engine for ``states``)."""
+
+    cells: list[SimCell]
+    states: list[CellState]
+    by_id: Mapping[str, SimCell]
     columns: CellColumns | None = None
-    #: The cells that answer the fetch (``loads.answering``), when the store keeps them.
-    fetched: list[SimCell] | None = None
-    #: ``cells`` by cell id, when the store keeps them so.
-    cells_by_id: Mapping[str, SimCell] | None = None
-    #: The states of ``fetched`` in its order (``states`` read cell by cell), when the
-    #: store keeps that list too: most of 1,000 cells did not change since its last auction.
-    fetched_states: list[CellState] | None = None
+
+
+def fetch_states(data: RoundInput) -> FetchAnswer:
+    """The state fetch made for this round alone, from ``cells``, ``loads`` and ``cached``."""
+    fetched = answering(data.cells, data.at)
+    objective = data.config.placement_strategy == "objective"
+    states = [cell_state(c, data.loads[c.cell_id], data.cached.get(c.cell_id, ()) if objective else ())
+              for c in fetched]
+    return FetchAnswer(fetched, states, dict(zip(map(_cell_id, data.cells), data.cells, strict=True)))
 
 
 @dataclass(slots=True)
@@ -141,15 +153,8 @@ def auction_round(data: RoundInput) -> ChangeSet:
     started = time.perf_counter()
     at = data.at
     change = ChangeSet(at)
-    fetched = answering(data.cells, at) if data.fetched is None else data.fetched
-    if data.fetched_states is not None and data.fetched is not None:
-        states = list(data.fetched_states)
-    elif data.states is not None:
-        states = list(map(data.states.__getitem__, map(_cell_id, fetched)))
-    else:
-        states = [cell_state(c, data.loads[c.cell_id],
-                             data.cached.get(c.cell_id, ()) if data.config.placement_strategy == "objective"
-                             else ()) for c in fetched]
+    fetch = data.fetch if data.fetch is not None else fetch_states(data)
+    states = list(fetch.states)
     fetch_seconds = time.perf_counter() - started
     items, dropped = _work_items(data)
     batch = order_batch(dedupe(items), data.config.go_compat)
@@ -158,11 +163,8 @@ def auction_round(data: RoundInput) -> ChangeSet:
         kept = {id(item.ref) for item in batch}
         duplicates = [item.ref for item in items if id(item.ref) not in kept]
     result = schedule(states, batch, data.config, explain=data.explain, ordered=True,
-                      holders=data.holders, columns=data.columns)
-    by_id = data.cells_by_id
-    if by_id is None:
-        by_id = dict(zip(map(_cell_id, data.cells), data.cells, strict=True))
-    outcomes, unreachable = _commit(result, by_id, data.loads, at)
+                      holders=data.holders, columns=fetch.columns)
+    outcomes, unreachable = _commit(result, fetch.by_id, data.loads, at)
     result = apply_commits(result, outcomes)
     # ``order`` names ``items`` (the batch) one for one: no identifier made again per item.
     by_ident = dict(zip(result.order, result.items, strict=True))
@@ -179,7 +181,7 @@ def auction_round(data: RoundInput) -> ChangeSet:
         at=at, config=data.config, states=states, batch=batch, result=result,
         outcomes=outcomes, unreachable=unreachable,
         stats=auction_stats(states, result, queue_times, attempts, at, wall_seconds=wall,
-                            holders=data.holders, columns=data.columns),
+                            holders=data.holders, columns=fetch.columns),
         fetch_seconds=fetch_seconds, wall_seconds=wall,
         waits=[at - queue_times[i] for i in result.placements],
         attempts=[attempts[i] for i in result.placements])

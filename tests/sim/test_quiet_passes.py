@@ -14,6 +14,7 @@ from auction.engine import AuctionConfig
 from auction.sim.base import world_from_view
 from auction.sim.bench_plans import synthetic_view
 from auction.sim.memory import SimApp, SimCell, SimTask, World
+from auction.sim.memory.check import CHECK_SETTING
 from auction.sim.plan_changes import plan_changes
 from auction.sim.plans import plan_result, run_plan_worlds
 
@@ -66,13 +67,15 @@ def run(world: World) -> tuple[dict[str, Any], dict[str, Any]]:
 
 @pytest.fixture
 def walks(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """The instants at which a pass walked the rows (the quiet half did not answer)."""
+    """The instants at which a pass walked the rows (the quiet half did not answer); the
+    check mode, which walks every pass beside the quiet one, is off while they are counted."""
+    monkeypatch.delenv(CHECK_SETTING, raising=False)
     walked: list[float] = []
     real = convergence._lrps
 
-    def counted(snapshot: core.Snapshot, epoch: Any) -> Any:
+    def counted(snapshot: core.Snapshot, *args: Any) -> Any:
         walked.append(snapshot.now)
-        return real(snapshot, epoch)
+        return real(snapshot, *args)
 
     monkeypatch.setattr(convergence, "_lrps", counted)
     return walked
@@ -116,7 +119,7 @@ def test_a_zone_failure_plan_answers_as_without_quiet_passes(
 def test_plain_apps_answer_as_every_row_read(monkeypatch: pytest.MonkeyPatch) -> None:
     """bbs.md 4.5: a pass that takes the last pass's plain apps as they were answers as one
     that reads every row; a zone lost and back, crashes, a scale, a clone mid-run."""
-    from auction.bbs import lrp_convergence
+    from auction.bbs.plain_apps import PlainApps
     from auction.sim.bench import build
 
     def crashing() -> World:
@@ -125,16 +128,16 @@ def test_plain_apps_answer_as_every_row_read(monkeypatch: pytest.MonkeyPatch) ->
         return world
 
     used: list[float] = []
-    real = lrp_convergence._usable
+    real = PlainApps.holds_for
 
-    def counted(known: Any, snapshot: core.Snapshot) -> Any:
-        plain = real(known, snapshot)
-        if plain is not None:
-            used.append(snapshot.now)
-        return plain
+    def counted(self: PlainApps, cells: frozenset[str], desired: Any) -> bool:
+        holds = real(self, cells, desired)
+        if holds:
+            used.append(len(self.apps))
+        return holds
 
-    monkeypatch.setattr(lrp_convergence, "_usable", counted)
+    monkeypatch.setattr(PlainApps, "holds_for", counted)
     kept = [run(settling_world()), run(crashing())]
     assert used  # some passes took plain apps
-    monkeypatch.setattr(lrp_convergence, "_usable", lambda known, snapshot: None)
+    monkeypatch.setattr(PlainApps, "holds_for", lambda self, cells, desired: False)
     assert [run(settling_world()), run(crashing())] == kept

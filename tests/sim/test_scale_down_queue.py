@@ -32,7 +32,7 @@ def test_a_scale_down_before_any_auction_leaves_no_new_work_behind() -> None:
     world.desire_lrp(SimApp("web", instances=4))
     world.scale("web", 1)
     assert queued(world) == [("web", 0, False)]
-    assert sorted(world.new_work) == [q.seq for q in world.queue.values()]
+    assert sorted(world.timers.new_work) == [q.seq for q in world.queue.values()]
     world.scale("web", 0)
     assert world.queue == {}
     assert not world.has_new_work()
