@@ -21,6 +21,7 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
+from auction.live import presenter
 from auction.live.coalescer import SEP, group_seqs, runner, viewers_change
 from auction.live.fragments import epoch_marker
 from auction.live.groups import group
@@ -178,14 +179,12 @@ class LiveConsumer(AsyncWebsocketConsumer):
             await database_sync_to_async(presenter_publish_state)(user, message["present"])
 
     async def _present_here(self, user_id: int) -> None:
-        from auction.live.presenter import PRESENTER_SEEN_EVERY_S, presenter_seen
-
         while True:
             try:
-                await asyncio.to_thread(presenter_seen, user_id)
+                await asyncio.to_thread(presenter.presenter_seen, user_id)
             except Exception as exc:  # noqa: BLE001 - a missed beat; the next one may pass
                 log.warning("live: presenter presence: %s", exc)
-            await asyncio.sleep(PRESENTER_SEEN_EVERY_S)
+            await asyncio.sleep(presenter.PRESENTER_SEEN_EVERY_S)
 
     async def kiosk_revoked(self, event: dict[str, Any]) -> None:
         """This wall screen's link was revoked (dashboard.md AD9): no frame more. The page
