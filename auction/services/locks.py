@@ -23,7 +23,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 
@@ -72,33 +72,36 @@ def _renew(lock: redis.lock.Lock, stop: threading.Event) -> None:
 
 
 @contextmanager
+def renewed(renew: Callable[[threading.Event], None], thread_name: str) -> Iterator[None]:
+    """Run ``renew(stop)`` in a daemon thread while the block runs (a lock's holder keeps
+    it alive); ``stop`` is set when the block ends."""
+    stop = threading.Event()
+    renewer = threading.Thread(target=renew, args=(stop,), daemon=True, name=thread_name)
+    renewer.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        renewer.join(timeout=1)
+
+
+@contextmanager
 def cluster_lock(name: str, ttl_s: float = LOCK_TTL_S) -> Iterator[bool]:
     """Yield True when this process holds ``diego:<world>:<name>`` in Redis and in the
     database (module docstring), False when another process holds either."""
-    lock = redis_client().lock(f"diego:{settings.DIEGO_WORLD}:{name}", timeout=ttl_s,
-                               blocking=False, thread_local=False)
-    acquired = lock.acquire()
-    stop = threading.Event()
-    renewer = None
-    if acquired:
-        renewer = threading.Thread(target=_renew, args=(lock, stop), daemon=True,
-                                   name=f"lock-renew-{name}")
-        renewer.start()
+    lock = redis_client().lock(_lock_name(name), timeout=ttl_s, blocking=False, thread_local=False)
+    if not lock.acquire():
+        yield False
+        return
     try:
-        if not acquired:
-            yield False
-        else:
-            with database_lock(name, ttl_s) as held:
-                yield held
+        with renewed(lambda stop: _renew(lock, stop), f"lock-renew-{name}"), \
+                database_lock(name, ttl_s) as held:
+            yield held
     finally:
-        if acquired:
-            stop.set()
-            if renewer is not None:
-                renewer.join(timeout=1)
-            try:
-                lock.release()
-            except redis.exceptions.LockError:
-                pass  # expired meanwhile: someone else may hold it now; nothing to undo
+        try:
+            lock.release()
+        except redis.exceptions.LockError:
+            pass  # expired meanwhile: someone else may hold it now; nothing to undo
 
 
 def _lock_name(name: str) -> str:
@@ -131,23 +134,18 @@ def database_lock(name: str, ttl_s: float = LOCK_TTL_S) -> Iterator[bool]:
                     pass  # the connection went: the server released the lock with it
         return
     token = uuid.uuid4().hex
-    held = _row_take(_lock_name(name), token, ttl_s)
-    stop = threading.Event()
-    renewer = threading.Thread(target=_row_renew, args=(_lock_name(name), token, ttl_s, stop),
-                               daemon=True, name=f"db-lock-renew-{name}") if held else None
-    if renewer is not None:
-        renewer.start()
+    row = _lock_name(name)
+    if not _row_take(row, token, ttl_s):
+        yield False
+        return
     try:
-        yield held
+        with renewed(lambda stop: _row_renew(row, token, ttl_s, stop), f"db-lock-renew-{name}"):
+            yield True
     finally:
-        if held:
-            stop.set()
-            if renewer is not None:
-                renewer.join(timeout=1)
-            try:
-                ClusterLock.objects.filter(name=_lock_name(name), holder=token).update(expires_at=0.0)
-            except DatabaseError:
-                pass  # it lapses by its TTL
+        try:
+            ClusterLock.objects.filter(name=row, holder=token).update(expires_at=0.0)
+        except DatabaseError:
+            pass  # it lapses by its TTL
 
 
 def _row_take(name: str, token: str, ttl_s: float) -> bool:
