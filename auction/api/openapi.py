@@ -170,7 +170,10 @@ _PLAN_REQUEST = {
                    "changes": _list(_PLAN_CHANGE)},
 }
 _PLAN = _record(
-    id=INTEGER, base=STRING, changes=_list(ANY_OBJECT), horizon_s=NUMBER,
+    id=INTEGER, base=STRING,
+    base_version={"type": "string", "description": "The named foundation's version the run read "
+                                                   "(`v2 sha256:…`, plans.md 3.3); empty for live"},
+    changes=_list(ANY_OBJECT), horizon_s=NUMBER,
     status={"type": "string", "enum": ["running", "done", "failed", "cancelled"]},
     progress=NUMBER, error=STRING, base_now=_nullable("number"),
     result={"type": ["object", "null"], "description": "plans.md 1.4; null while running."},
