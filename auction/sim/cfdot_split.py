@@ -35,8 +35,8 @@ VALUE_LIMIT = 64 * 2**20
 CAPTURE_LIMIT = 4 * 2**30
 
 _SPACE = re.compile(r"[ \t\r\n]*")
-# A string (to its closing quote, or to the line's end: strings never span lines) or a bracket.
-_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*("?)|[][{}]')
+# A whole string on one line (strings never span lines): its brackets are not structure.
+_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _DECODER = json.JSONDecoder()
 # What may follow an array's "[" on its line: a value, or its end. A prompt such as
 # "[user@host ~]$ cfdot cells" opens no array.
@@ -162,15 +162,10 @@ class _Splitter:
         if self.size > VALUE_LIMIT:
             raise self._fail(self.start, f"a JSON value starts here and passes {_mib(VALUE_LIMIT)}: "
                              "no cfdot record is that long")
-        for token in _TOKEN.finditer(text):
-            t = token.group()
-            if t[0] == '"':
-                if not token.group(1):
-                    self.cut = True
-            elif t in "{[":
-                self.depth += 1
-            else:
-                self.depth -= 1
+        bare = _STRING.sub("", text) if '"' in text else text
+        if '"' in bare:  # a string its line does not close
+            self.cut = True
+        self.depth += bare.count("{") + bare.count("[") - bare.count("}") - bare.count("]")
 
     def feed(self, number: int, text: str) -> Iterator[Value]:
         pos = 0

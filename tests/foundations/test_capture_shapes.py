@@ -75,6 +75,10 @@ def test_a_transcript_skips_the_prompt_and_the_notice_and_says_so_plans_md_3_1()
                                 '"actual-lrp-groups" is deprecated, use actual-lrps instead')
     last = len((SHAPES / "groups-transcript.txt").read_text().splitlines())
     assert view.warnings[2].startswith(f"groups-transcript.txt:{last}: skipped")
+    # A prompt in brackets opens no array.
+    view = read_capture([("d", b'[user@host ~]$ cfdot domains\n"cf-apps"\n')])
+    assert view.warnings == ("d:1: skipped, not JSON: [user@host ~]$ cfdot domains",)
+    assert dict(view.domains) == {"cf-apps": None}
 
 
 def test_a_line_that_is_not_json_inside_a_value_is_refused_plans_md_3_1() -> None:
