@@ -2,10 +2,13 @@
 
 ``read_capture`` takes the files of one capture (any subset of ``cells``,
 ``cell-states``, ``desired-lrps`` or ``desired-lrp-scheduling-infos``, ``actual-lrps``
-(or the deprecated ``actual-lrp-groups``), ``tasks``, ``domains``; plain or gzip) and
-returns the cluster as a ``ClusterView``, the same value ``DbStore().cluster_view()``
-builds from the live database. Every line's kind is told by its keys, never by the
-file's name, so one stream of ``manage.py diego dump`` reads as well as seven files.
+(or the deprecated ``actual-lrp-groups``), ``tasks``, ``domains``; in every shape a
+person has them, split into values by ``auction.sim.cfdot_split``: JSON Lines, jq-pretty,
+an array, a transcript, gzip) and returns the cluster as a ``ClusterView``, the same
+value ``DbStore().cluster_view()`` builds from the live database. Every value's kind is
+told by its keys, never by the file's name (but for a rep's ``/state`` from before 2017,
+which names no cell), so one stream of ``manage.py diego dump`` reads as well as seven
+files.
 
 It keeps only what the simulator has (plans.md 3.1): env, actions, routes, image
 credentials and volume mount configs are never read, so secrets cannot be stored or
