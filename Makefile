@@ -1,9 +1,14 @@
 # diego-web: `make run` starts everything, `make test` runs the whole suite.
-# Needs only Python 3.11, git and make; everything else is installed on demand.
+# Needs only Python (3.11, 3.12 or 3.13: pyproject.toml's requires-python), git and make;
+# everything else is installed on demand.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+# The newest supported Python found: python3.13, 3.12, 3.11, then python3 if its version
+# is supported (tools/supported_python.py reads requires-python). Each candidate must
+# run: a pyenv shim of a version that is not selected is on PATH but does not.
+PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
+  "$$p" tools/supported_python.py >/dev/null 2>&1 && { command -v "$$p"; break; }; done)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-from-pyproject
@@ -13,7 +18,7 @@ export PORT HOST
 # pip's noise about optional local index mirrors is not ours to show.
 PIP := $(BIN)/python -m pip --disable-pip-version-check -q
 
-.PHONY: run test test-fast lint bench clean chromium help
+.PHONY: run test test-fast lint bench clean clean-venv chromium help
 
 help:
 	@echo "make run    start diego-web (migrate, seed, redis, daphne, celery worker + beat)"
@@ -23,7 +28,14 @@ help:
 
 # The venv is rebuilt whenever pyproject.toml is newer than the last install.
 $(STAMP): pyproject.toml
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@test -x $(BIN)/python || { \
+	  test -n "$(PYTHON)" || { echo "no supported Python found: install Python 3.11, 3.12 or 3.13" \
+	    "(or give PYTHON=/path/to/python3.X)" >&2; exit 1; }; \
+	  echo "using $(PYTHON) ($$($(PYTHON) -c 'import sys; print("Python %d.%d.%d" % sys.version_info[:3])'))"; \
+	  $(PYTHON) -m venv $(VENV); }
+	@$(BIN)/python tools/supported_python.py || { echo "$(VENV) has Python" \
+	  "$$($(BIN)/python -c 'import sys; print("%d.%d" % sys.version_info[:2])'), which is not" \
+	  "supported: make clean-venv, then make again" >&2; exit 1; }
 	@echo "installing dependencies into $(VENV) (first time: about a minute)…"
 	@$(PIP) install --upgrade pip 2>&1 | { grep -v "is ignored: it is neither" || true; }
 	@$(PIP) install -e '.[dev]' 2>&1 | { grep -v "is ignored: it is neither" || true; }
@@ -63,3 +75,6 @@ bench: $(STAMP)
 
 clean:
 	rm -rf var/ .pytest_cache .mypy_cache artifacts/
+
+clean-venv:
+	rm -rf $(VENV) .venv-3.*/

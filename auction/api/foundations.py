@@ -1,9 +1,12 @@
-"""``/api/v1/foundations``: upload a cfdot capture, list the named foundations (plans.md 3.6).
+"""``/api/v1/foundations``: upload a cfdot capture, list the named foundations (plans.md 3.6);
+``/api/v1/foundations/NAME``: replace (``PUT``) or delete (``DELETE``) one (plans.md 3.3).
 
 A capture arrives as multipart files (``file``, repeated; ``name`` to keep it named) or,
 for scripts and the schema fuzzer, as JSON ``{"name"?, "files": [{"name", "content"}]}``.
 Either way it goes to the one service, ``foundation_import``; a refused capture answers
-400 with the reader's ``file:line: field: why``, a body over the limit 413.
+400 with the reader's ``file:line: field: why``, a body over the limit 413. A ``PUT``
+takes the name from its path (a ``name`` member is refused) and keeps the capture as that
+foundation, its next version when it exists.
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ from django.http.multipartparser import MultiPartParserError
 from auction.api.auth import operator, reader
 from auction.api.http import endpoint, json_body, ok
 from auction.middleware import upload_limit
-from auction.services.errors import BBSError, InvalidRequest
+from auction.services.errors import BBSError, InvalidRequest, ResourceNotFound
 from auction.services.foundations import (
     CaptureError,
     FoundationError,
+    FoundationNotFound,
+    foundation_delete,
     foundation_import,
     foundation_list,
 )
@@ -41,8 +46,12 @@ def _files(request: HttpRequest) -> tuple[list[tuple[str, Any]], str | None]:
         raise TooLarge(f"capture too large: {length} bytes, the limit is {limit} (DIEGO_UPLOAD_MAX_MB)")
     if request.content_type == "multipart/form-data":
         try:
-            uploads = request.FILES.getlist("file")
-            name = request.POST.get("name") or None
+            if request.method == "POST":
+                post, uploaded = request.POST, request.FILES
+            else:  # Django parses a multipart body only for a POST
+                post, uploaded = request.parse_file_upload(request.META, request)
+            uploads = uploaded.getlist("file")
+            name = post.get("name") or None
         except (MultiPartParserError, RequestDataTooBig) as exc:
             raise InvalidRequest(f"invalid multipart body: {exc}") from None
         if not uploads:
@@ -76,11 +85,33 @@ def _create(request: HttpRequest) -> JsonResponse:
     user = operator(request)
     files, name = _files(request)
     try:
-        result = foundation_import(files, as_name=name, user=user, source="api")
+        result = foundation_import(files, as_name=name, user=user, source="api",
+                                   limit_bytes=upload_limit())
     except (CaptureError, FoundationError) as exc:
         raise InvalidRequest(exc.message) from None
-    return ok({"name": result.name, "summary": result.summary, "assumptions": list(result.assumptions)},
-              status=201)
+    return ok(result.as_dict(), status=201)
+
+
+def _replace(request: HttpRequest, name: str) -> JsonResponse:
+    user = operator(request)
+    files, named = _files(request)
+    if named is not None:
+        raise InvalidRequest("Invalid field: name (the path names the foundation)")
+    try:
+        result = foundation_import(files, as_name=name, replace=True, user=user, source="api",
+                                   limit_bytes=upload_limit())
+    except (CaptureError, FoundationError) as exc:
+        raise InvalidRequest(exc.message) from None
+    return ok(result.as_dict())
+
+
+def _delete(request: HttpRequest, name: str) -> JsonResponse:
+    user = operator(request)
+    try:
+        version = foundation_delete(name, user=user, source="api")
+    except FoundationNotFound as exc:
+        raise ResourceNotFound(exc.message) from None
+    return ok({"name": name, "version": version})
 
 
 def _list(request: HttpRequest) -> JsonResponse:
@@ -89,3 +120,4 @@ def _list(request: HttpRequest) -> JsonResponse:
 
 
 collection = endpoint(get=_list, post=_create)
+member = endpoint(put=_replace, delete=_delete)

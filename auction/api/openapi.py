@@ -130,9 +130,22 @@ _OTTO_AUCTION = _record(
 
 _COUNTS = {"type": "object", "additionalProperties": INTEGER,
            "description": "cells, zones, desired_lrps, actual_lrps, instances_desired, tasks, domains"}
-_FOUNDATION = _record(name=STRING, created_at=STRING, summary=_COUNTS, assumptions=STRINGS)
-_FOUNDATION_IMPORT = _record(name=_nullable("string", description="null: loaded into the live cluster"),
-                             summary=_COUNTS, assumptions=STRINGS)
+_FOUNDATION = _record(
+    name=STRING, created_at=STRING, summary=_COUNTS, assumptions=STRINGS,
+    version={"type": "string", "description": "`v2 sha256:…`: one more at each replace (plans.md 3.3)"},
+    size_bytes={"type": "integer", "description": "The kept capture's size (gzip)"},
+    captured_at=_nullable("string", description="The capture's newest time; null for a simulator's dump"),
+    age_s=_nullable("integer", description="Seconds since the capture was taken"),
+    replaced_at=_nullable("string"))
+_FOUNDATION_IMPORT = {
+    **_record(name=_nullable("string", description="null: loaded into the live cluster"),
+              summary=_COUNTS, assumptions=STRINGS,
+              warnings={**STRINGS, "description": "Lines skipped as not JSON (a prompt, a notice), "
+                                                  "`file:line: …` (plans.md 3.1)"},
+              version={"type": "string", "description": "A kept foundation's version"},
+              replaced={"type": "boolean", "description": "It took an older version's place"}),
+    "required": ["name", "summary", "assumptions", "warnings"]}
+_FOUNDATION_DELETED = _record(name=STRING, version=STRING)
 _FOUNDATION_UPLOAD = {
     "type": "object", "additionalProperties": False, "required": ["files"],
     "properties": {"name": STRING,
@@ -157,7 +170,10 @@ _PLAN_REQUEST = {
                    "changes": _list(_PLAN_CHANGE)},
 }
 _PLAN = _record(
-    id=INTEGER, base=STRING, changes=_list(ANY_OBJECT), horizon_s=NUMBER,
+    id=INTEGER, base=STRING,
+    base_version={"type": "string", "description": "The named foundation's version the run read "
+                                                   "(`v2 sha256:…`, plans.md 3.3); empty for live"},
+    changes=_list(ANY_OBJECT), horizon_s=NUMBER,
     status={"type": "string", "enum": ["running", "done", "failed", "cancelled"]},
     progress=NUMBER, error=STRING, base_now=_nullable("number"),
     result={"type": ["object", "null"], "description": "plans.md 1.4; null while running."},
@@ -312,8 +328,11 @@ def _document() -> dict[str, Any]:
                 "OttoBid": _OTTO_BID,
                 "OttoAuction": _OTTO_AUCTION,
                 "Foundation": _FOUNDATION,
+                "FoundationDeleted": _FOUNDATION_DELETED,
                 "FoundationImport": _FOUNDATION_IMPORT,
                 "FoundationUpload": _FOUNDATION_UPLOAD,
+                "FoundationReplace": {**_FOUNDATION_UPLOAD, "properties": {
+                    "files": _FOUNDATION_UPLOAD["properties"]["files"]}},
                 "PlanRequest": _PLAN_REQUEST,
                 "Plan": _PLAN,
                 "Capacity": _CAPACITY,
@@ -444,6 +463,23 @@ def _document() -> dict[str, Any]:
                                                                             "format": "binary"}),
                                                              "name": STRING}}},
                     }}),
+            },
+            "/foundations/{name}": {
+                "parameters": [_path("name", "kept-foundation")],
+                "put": _write(
+                    "replaceFoundation", "Keep a cfdot capture as the foundation `name`, its next "
+                    "version when it exists", 200, _answer("Kept", _ref("FoundationImport")), 413,
+                    description="plans.md 3.3. The body is `importFoundation`'s without `name` "
+                                "(the path names it); the live cluster is untouched.",
+                    requestBody={"required": True, "content": {
+                        "application/json": {"schema": _ref("FoundationReplace"), "example": {
+                            "files": [{"name": "cells.jsonl", "content": _EXAMPLE_CELL}]}},
+                        "multipart/form-data": {"schema": {
+                            "type": "object", "properties": {"file": _list({"type": "string",
+                                                                            "format": "binary"})}}},
+                    }}),
+                "delete": _write("deleteFoundation", "Delete the named foundation (plans.md 3.3)", 200,
+                                 _answer("Deleted", _ref("FoundationDeleted")), 404),
             },
             "/metrics": {"get": _read("getMetrics", "The bbs.md 9 metrics and the counters",
                                       _answer("Metrics", _ref("Metrics")))},

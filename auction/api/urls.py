@@ -56,6 +56,7 @@ urlpatterns = [
     path("metrics", metrics.metrics, name="metrics"),
     path("events", events.events, name="events"),
     path("foundations", foundations.collection, name="foundations"),
+    path("foundations/<str:name>", foundations.member, name="foundation"),
     path("open_auctions", otto.open_collection, name="open-auctions"),
     path("auctions/<str:auction_id>", otto.member, name="otto-auction"),
     path("plans", plans.collection, name="plans"),

@@ -5,6 +5,10 @@ from __future__ import annotations
 from django.db import models
 
 
+def foundation_label(version: int, sha256: str) -> str:
+    return f"v{version} sha256:{sha256[:12]}" if sha256 else f"v{version}"
+
+
 class Foundation(models.Model):
     """One imported capture, as the canonical cfdot lines the importer read from it
     (gzip): what the simulator keeps of a foundation and nothing more, so no secret of
@@ -18,6 +22,19 @@ class Foundation(models.Model):
     snapshot = models.BinaryField(default=bytes, blank=True)
     summary = models.JSONField(default=dict, blank=True, help_text="Counts: cells, zones, LRPs, tasks...")
     assumptions = models.JSONField(default=list, blank=True)
+    # Which capture this is (plans.md 3.3): 1 when kept, one more at each replace; a plan
+    # made from it names the version and the capture's hash it used.
+    version = models.PositiveIntegerField(default=1)
+    sha256 = models.CharField(max_length=64, blank=True, default="",
+                              help_text="SHA-256 of the kept capture (hex).")
+    size_bytes = models.BigIntegerField(default=0, help_text="The kept capture's size (gzip).")
+    captured_at = models.DateTimeField(null=True, blank=True,
+                                       help_text="The capture's newest time (none for a simulator's dump).")
+    replaced_at = models.DateTimeField(null=True, blank=True)
+
+    def label(self) -> str:
+        """The version a plan names: ``v2 sha256:1a2b3c4d5e6f``."""
+        return foundation_label(self.version, self.sha256)
 
     class Meta:
         ordering = ["name"]

@@ -20,6 +20,8 @@ class Plan(models.Model):
         CANCELLED = "cancelled"
 
     base = models.CharField(max_length=128, default="live")
+    # The named foundation's version the run read ("v2 sha256:..."), "" for the live cluster.
+    base_version = models.CharField(max_length=64, blank=True, default="")
     changes = models.JSONField(default=list)
     horizon_s = models.FloatField(default=600.0)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)

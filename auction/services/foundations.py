@@ -11,12 +11,15 @@ reader refuses changes nothing: it is refused before the first write.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import IO, Any
 
 from django.db import OperationalError, transaction
+from django.utils import timezone
 
 from auction.models import (
     ActualLRP,
@@ -27,7 +30,9 @@ from auction.models import (
     SimClock,
     Task,
     Zone,
+    ZoneLossAnswer,
 )
+from auction.models.foundations import foundation_label
 from auction.selectors.bbs import model_ports
 from auction.selectors.clock import clock_view
 from auction.services.audit import audit_record
@@ -35,6 +40,7 @@ from auction.services.bulk import bulk_insert
 from auction.services.clock import clock_reset, clock_resume
 from auction.services.world import cluster_empty, world_changed
 from auction.sim.cfdot import ClusterView, dump_lines
+from auction.sim.cfdot_lines import UNIX_NS_FLOOR
 from auction.sim.cfdot_read import CaptureError, read_capture, summary
 from auction.sim.view_pack import pack_view, unpack_view
 
@@ -42,8 +48,8 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 LOAD_ATTEMPTS = 3
 
 __all__ = ["CaptureError", "FoundationError", "FoundationNotFound", "ImportResult",
-           "foundation_import", "foundation_list", "foundation_load", "foundation_names",
-           "foundation_view"]
+           "foundation_delete", "foundation_import", "foundation_list", "foundation_load",
+           "foundation_names", "foundation_view"]
 
 
 class FoundationError(ValueError):
@@ -65,25 +71,45 @@ class ImportResult:
     name: str | None  # None: loaded into the live cluster
     summary: dict[str, int]
     assumptions: tuple[str, ...]
+    # The lines the reader skipped as not JSON, "file:line: ..." (plans.md 3.1).
+    warnings: tuple[str, ...] = ()
+    # A kept foundation's version ("v2 sha256:..."); replaced: it took an older one's place.
+    version: str = ""
+    replaced: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        """The answer every door gives (API, page)."""
+        answer: dict[str, Any] = {"name": self.name, "summary": self.summary,
+                                  "assumptions": list(self.assumptions), "warnings": list(self.warnings)}
+        if self.name is not None:
+            answer.update(version=self.version, replaced=self.replaced)
+        return answer
 
 
 Files = Iterable[tuple[str, bytes | IO[bytes] | IO[str]]]
 
 
-def foundation_import(files: Files, *, as_name: str | None = None, user: Any = None,
-                      source: str = "cli") -> ImportResult:
-    """Read a capture; load it into the live cluster, or keep it as ``as_name``.
+def foundation_import(files: Files, *, as_name: str | None = None, replace: bool = False,
+                      user: Any = None, source: str = "cli",
+                      limit_bytes: int | None = None) -> ImportResult:
+    """Read a capture; load it into the live cluster, or keep it as ``as_name`` (taking an
+    older one's place with ``replace``). ``limit_bytes``: what the files may hold in all,
+    decompressed (a door's upload limit; the core's own bound otherwise).
 
     Raises ``CaptureError`` (``file:line: field: why``) or ``FoundationError``; either way
     nothing has changed."""
     if as_name is not None:
         _check_name(as_name)
-    view = read_capture(files)
+    elif replace:
+        raise FoundationError("only a named foundation is replaced: give its name")
+    view = (read_capture(files) if limit_bytes is None
+            else read_capture(files, limit_bytes=limit_bytes))
     if as_name is not None:
-        foundation_keep(as_name, view, user=user, source=source)
-    else:
-        foundation_load(view, user=user, source=source)
-    return ImportResult(as_name, summary(view), tuple(view.assumptions))
+        kept, replaced = foundation_keep(as_name, view, replace=replace, user=user, source=source)
+        return ImportResult(as_name, summary(view), tuple(view.assumptions), tuple(view.warnings),
+                            kept.label(), replaced)
+    foundation_load(view, user=user, source=source)
+    return ImportResult(None, summary(view), tuple(view.assumptions), tuple(view.warnings))
 
 
 def _check_name(name: str) -> None:
@@ -98,16 +124,61 @@ def capture_bytes(view: ClusterView) -> bytes:
     return gzip.compress(text.encode(), mtime=0)
 
 
-def foundation_keep(name: str, view: ClusterView, *, user: Any = None, source: str = "cli") -> Foundation:
+def foundation_keep(name: str, view: ClusterView, *, replace: bool = False, user: Any = None,
+                    source: str = "cli") -> tuple[Foundation, bool]:
+    """Keep ``view`` as the foundation ``name`` (a new one, or with ``replace`` the next
+    version of one); (the row, whether it replaced one). Touches nothing live: no event,
+    no live-layer message, no Redis (plans.md 3.3); the audit log has it."""
     _check_name(name)
+    capture = capture_bytes(view)
+    fields = {"capture": capture, "snapshot": pack_view(view), "summary": summary(view),
+              "assumptions": list(view.assumptions), "sha256": hashlib.sha256(capture).hexdigest(),
+              "size_bytes": len(capture), "captured_at": _captured_at(view)}
     with transaction.atomic():
-        if Foundation.objects.filter(name=name).exists():
-            raise FoundationError(f"a foundation named {name!r} exists already; choose another name")
-        kept = Foundation.objects.create(name=name, capture=capture_bytes(view), snapshot=pack_view(view),
-                                         summary=summary(view), assumptions=list(view.assumptions))
-        audit_record("foundation_keep", name, clock_view().now, source=source, user=user,
-                     diff={"summary": [None, summary(view)]})
-        return kept
+        old = Foundation.objects.select_for_update().filter(name=name).first()
+        if old is not None and not replace:
+            raise FoundationError(f"a foundation named {name!r} exists already; choose another name "
+                                  "or replace it")
+        if old is None:
+            kept = Foundation.objects.create(name=name, **fields)
+            audit_record("foundation_keep", name, clock_view().now, source=source, user=user,
+                         diff={"summary": [None, fields["summary"]], "version": [None, kept.label()]},
+                         feed=False)
+            return kept, False
+        before = {"summary": old.summary, "version": old.label()}
+        for key, value in fields.items():
+            setattr(old, key, value)
+        old.version += 1
+        old.replaced_at = timezone.now()
+        old.save()
+        # An N-1 answer kept for the old capture answers for another foundation now.
+        ZoneLossAnswer.objects.filter(base=name).delete()
+        audit_record("foundation_replace", name, clock_view().now, source=source, user=user,
+                     diff={"summary": [before["summary"], old.summary],
+                           "version": [before["version"], old.label()]}, feed=False)
+        return old, True
+
+
+def foundation_delete(name: str, *, user: Any = None, source: str = "cli") -> str:
+    """Delete the named foundation (its label, "v2 sha256:..."); ``FoundationNotFound``.
+    Plans made from it keep their results; a new plan cannot name it."""
+    with transaction.atomic():
+        row = Foundation.objects.filter(name=name).values("pk", "version", "sha256", "summary").first()
+        if row is None:
+            raise FoundationNotFound(name)
+        Foundation.objects.filter(pk=row["pk"]).delete()
+        ZoneLossAnswer.objects.filter(base=name).delete()
+        label = foundation_label(row["version"], row["sha256"])
+        audit_record("foundation_delete", name, clock_view().now, source=source, user=user,
+                     diff={"summary": [row["summary"], None], "version": [label, None]}, feed=False)
+        return label
+
+
+def _captured_at(view: ClusterView) -> datetime | None:
+    """The capture's newest time as a date; None for a simulator's own dump (no UNIX time)."""
+    if view.origin_ns < UNIX_NS_FLOOR:
+        return None
+    return datetime.fromtimestamp(view.origin_ns // 10**9, tz=UTC)
 
 
 def foundation_names() -> list[str]:
@@ -115,25 +186,57 @@ def foundation_names() -> list[str]:
 
 
 def foundation_list() -> list[dict[str, Any]]:
-    """Every named foundation with its counts and assumptions (not its capture)."""
-    return [{"name": f["name"], "created_at": f["created_at"].isoformat(), "summary": f["summary"],
-             "assumptions": f["assumptions"]}
-            for f in Foundation.objects.order_by("name").values("name", "created_at", "summary",
-                                                                "assumptions")]
+    """Every named foundation with its counts, assumptions, version, size and capture time
+    (not its capture); ``age_s``: seconds since the capture was taken (None: unknown)."""
+    now = timezone.now()
+    out = []
+    for f in Foundation.objects.order_by("name").values(
+            "name", "created_at", "summary", "assumptions", "version", "sha256", "size_bytes",
+            "captured_at", "replaced_at"):
+        captured = f["captured_at"]
+        out.append({
+            "name": f["name"], "created_at": f["created_at"].isoformat(), "summary": f["summary"],
+            "assumptions": f["assumptions"], "version": foundation_label(f["version"], f["sha256"]),
+            "size_bytes": f["size_bytes"],
+            "captured_at": captured.isoformat() if captured else None,
+            "age_s": round((now - captured).total_seconds()) if captured else None,
+            "replaced_at": f["replaced_at"].isoformat() if f["replaced_at"] else None})
+    return out
+
+
+def size_text(size: int) -> str:
+    """A kept capture's size as the list shows it."""
+    return f"{size / 2**20:.1f} MB" if size >= 2**20 else f"{max(size, 1) / 1024:.0f} KB"
+
+
+def age_text(seconds: int | None) -> str:
+    """A capture's age as a person says it ("3 d"); "unknown" without a capture time."""
+    if seconds is None:
+        return "unknown"
+    for unit, span in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= span:
+            return f"{seconds // span} {unit}"
+    return f"{max(seconds, 0)} s"
 
 
 def foundation_view(name: str) -> ClusterView:
-    """The named foundation as a cluster (a plan's base); ``FoundationNotFound`` if none."""
-    row = Foundation.objects.filter(name=name).values_list("capture", "assumptions", "snapshot").first()
+    """The named foundation as a cluster (a plan's base), its ``version`` set;
+    ``FoundationNotFound`` if none."""
+    row = Foundation.objects.filter(name=name).values_list(
+        "capture", "assumptions", "snapshot", "version", "sha256").first()
     if row is None:
         raise FoundationNotFound(name)
+    label = foundation_label(row[3], row[4])
     if row[2]:
         try:
-            return unpack_view(bytes(row[2]))
+            view = unpack_view(bytes(row[2]))
+            view.version = label
+            return view
         except ValueError:
             pass  # packed by another version: the capture says the same, only slower
     view = read_capture([(f"{name}.jsonl.gz", bytes(row[0]))])
     view.assumptions = tuple(row[1] or ())  # what the original capture lacked
+    view.version = label
     return view
 
 
@@ -141,7 +244,7 @@ def foundation_load_named(name: str, *, user: Any = None, source: str = "cli") -
     """Load a named foundation into the live cluster."""
     view = foundation_view(name)
     foundation_load(view, user=user, source=source, name=name)
-    return ImportResult(None, summary(view), tuple(view.assumptions))
+    return ImportResult(None, summary(view), tuple(view.assumptions), version=view.version)
 
 
 def foundation_load(view: ClusterView, *, user: Any = None, source: str = "cli", name: str = "") -> None:
@@ -196,7 +299,8 @@ def _load(view: ClusterView, *, user: Any, source: str, name: str) -> None:
         # (``DbStore._timeline``).
         audit_record("foundation_import", name or "capture", now, source=source, user=user,
                      diff={"summary": [None, summary(view)],
-                           "assumptions": [None, list(view.assumptions)]})
+                           "assumptions": [None, list(view.assumptions)],
+                           **({"version": [None, view.version]} if view.version else {})})
         world_changed()  # every open page draws the new cluster
         if not was_paused:
             clock_resume()

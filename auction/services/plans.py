@@ -121,11 +121,12 @@ def plans_base(name: str) -> ClusterView:
     return view
 
 
-def base_worlds(name: str, count: int, *, record_log: bool = False) -> list[World]:
-    """``count`` clones of one read of the base: each built from the snapshot, which is
-    many times faster than copying a built world (rows are values the rules replace,
-    never change in place, so the clones may share them)."""
-    view = plans_base(name)
+def base_worlds(name: str, count: int, *, record_log: bool = False,
+                view: ClusterView | None = None) -> list[World]:
+    """``count`` clones of one read of the base (``view``, when the caller read it): each
+    built from the snapshot, which is many times faster than copying a built world (rows
+    are values the rules replace, never change in place, so the clones may share them)."""
+    view = plans_base(name) if view is None else view
     seed, config = clock_row().seed, auction_settings_config()
     return [world_from_view(view, config, seed=seed, record_log=record_log) for _ in range(count)]
 
@@ -245,15 +246,18 @@ def _run_turn(plan: Plan, changes: list[Change], report: Callable[[float], None]
             return not Plan.objects.filter(pk=plan.pk, cancel_requested=False).exists()
 
         try:
-            worlds = base_worlds(plan.base, 2)
-            Plan.objects.filter(pk=plan.pk).update(base_now=worlds[0].now)
+            view = plans_base(plan.base)
+            worlds = base_worlds(plan.base, 2, view=view)
+            # A named foundation can be replaced: the plan says which version it ran on.
+            Plan.objects.filter(pk=plan.pk).update(base_now=worlds[0].now, base_version=view.version)
             keep_report = report_wanted or len(worlds[0].rows) <= REPORT_ROWS
             replays = PlanReplays()
             run = run_plan_worlds(worlds[0], worlds[1], changes, plan.horizon_s, progress=progress,
                                   cancelled=cancelled, sample=keep_report, replays=replays)
             result = plan_result(run)
             result["replays"] = replays.summary()
-            html = plan_report_html(run, plan.base) if len(worlds[0].rows) <= REPORT_ROWS else ""
+            label = f"{plan.base} ({view.version})" if view.version else plan.base
+            html = plan_report_html(run, label) if len(worlds[0].rows) <= REPORT_ROWS else ""
             with transaction.atomic():
                 PlanAuction.objects.filter(plan_id=plan.pk).delete()
                 PlanAuction.objects.bulk_create(
@@ -395,7 +399,7 @@ def plan_json(plan: Plan) -> dict[str, Any]:
     """A plan for the API; ``auctions`` links each kept auction's replay page (plans.md 1.7)."""
     auctions = [{"number": n, "detail": detail, "replay": reverse("plan-auction", args=(plan.pk, n))}
                 for n, detail in plan_auction_details(plan.pk).items()]
-    return {"id": plan.pk, "base": plan.base, "changes": plan.changes, "horizon_s": plan.horizon_s,
+    return {"id": plan.pk, "base": plan.base, "base_version": plan.base_version, "changes": plan.changes, "horizon_s": plan.horizon_s,
             "status": plan.status, "progress": plan.progress, "error": plan.error,
             "base_now": plan.base_now, "result": plan.result, "auctions": auctions,
             "applied": plan.applied_at is not None, "applied_sim": plan.applied_sim}
@@ -499,8 +503,8 @@ def _live_fingerprint() -> str:
 def _fingerprint(name: str) -> str:
     if name == "live":
         return _live_fingerprint()
-    created = Foundation.objects.filter(name=name).values_list("created_at", flat=True).first()
-    return zone_loss_fingerprint(name, [str(created)], [])
+    kept = Foundation.objects.filter(name=name).values_list("version", "sha256").first()
+    return zone_loss_fingerprint(name, [str(kept)], [])
 
 
 @dataclass(frozen=True)

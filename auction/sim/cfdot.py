@@ -51,6 +51,11 @@ class ClusterView:
     events: Sequence[tuple[float, str, str]]  # (at, type, key), in the order they happened
     # What an import assumed where its capture lacked something (plans.md 3.2).
     assumptions: tuple[str, ...] = ()
+    # The lines an import skipped as not JSON (a prompt, a notice), each "file:line: ..."
+    # (plans.md 3.1); never kept with a foundation.
+    warnings: tuple[str, ...] = ()
+    # Which kept version of a named foundation this is ("v2 sha256:1a2b3c4d"); "" otherwise.
+    version: str = ""
     # The UNIX nanosecond of sim second 0: an imported foundation keeps its own times
     # (``auction.sim.cfdot_read``); a simulated one starts at 0.
     origin_ns: int = 0

@@ -9,11 +9,9 @@ becomes a cluster in ``auction.sim.cfdot_read``.
 
 from __future__ import annotations
 
-import gzip
-import io
-from collections.abc import Iterable, Iterator
+import re
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import Any
 
 from auction.bbs import types as core
 from auction.bbs.validation import storable_text
@@ -76,65 +74,6 @@ def kind_of(data: Any) -> str | None:
                               or "rootfs_provider_list" in data):
         return "cells"
     return None
-
-
-def lines_of(name: str, content: bytes | IO[bytes] | IO[str]) -> Iterator[tuple[int, str]]:
-    """(number, text) of every non-blank line: gzip by its magic, any line length
-    (plans.md 3.1: a desired LRP's line can pass 128 KiB)."""
-    raw: IO[Any] = io.BytesIO(content) if isinstance(content, bytes) else content
-    head = raw.read(2)
-    if isinstance(head, str):  # a text stream: already decoded
-        text_lines: Iterable[str] = _rejoin(head, raw)
-        for number, text in enumerate(text_lines, 1):
-            if text.strip():
-                yield number, text
-        return
-    binary: IO[bytes] = io.BufferedReader(_Prefixed(head, raw))
-    if head == b"\x1f\x8b":
-        binary = gzip.GzipFile(fileobj=binary)  # type: ignore[assignment]
-    number = 0
-    try:
-        for chunk in binary:
-            number += 1
-            try:
-                text = chunk.decode("utf-8")
-            except UnicodeDecodeError:
-                raise CaptureError(f"{name}:{number}: not UTF-8 text") from None
-            if text.strip():
-                yield number, text
-    except (OSError, EOFError) as exc:
-        raise CaptureError(f"{name}: not a readable gzip file ({exc})") from None
-
-
-def _rejoin(head: str, rest: IO[str]) -> Iterator[str]:
-    first = True
-    for text in rest:
-        yield head + text if first else text
-        first = False
-    if first and head:
-        yield head
-
-
-class _Prefixed(io.RawIOBase):
-    """A byte stream with the bytes already read for sniffing put back in front."""
-
-    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
-        self._head = head
-        self._rest = rest
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        if self._head:
-            n = min(len(buffer), len(self._head))
-            buffer[:n] = self._head[:n]
-            self._head = self._head[n:]
-            return n
-        data = self._rest.read(len(buffer))
-        n = len(data)
-        buffer[:n] = data
-        return n
 
 
 def take(capture: Capture, line: Line, data: Any) -> None:
@@ -214,7 +153,19 @@ def _cell(capture: Capture, line: Line) -> None:
     _unique(capture.cells, cell_id, line, "cell_id", f"cell {cell_id!r}")
 
 
+#: A rep's ``/state`` saved by hand: ``CELL_ID.state.json`` (gzip too) names its cell.
+_STATE_FILE = re.compile(r"^(?P<cell>[^/\\]+?)\.state(?:\.json)?(?:\.gz)?$")
+
+
 def _state(capture: Capture, line: Line) -> None:
+    if line.get("cell_id") is None:
+        # A rep before 2017 printed no cell_id (the cfdot reference, section 2): its file's
+        # name is the only place left to say which cell it is.
+        named = _STATE_FILE.match(line.source)
+        if named is None:
+            raise line.fail("cell_id", "missing (a rep's /state from before 2017 names no cell: "
+                            "save it as CELL_ID.state.json)")
+        line.data["cell_id"] = named["cell"]
     cell_id = line.text("cell_id", required=True, limit=ID_LIMIT)
     line.integer("cell_index")
     for block in ("TotalResources", "AvailableResources"):

@@ -2,10 +2,13 @@
 
 ``read_capture`` takes the files of one capture (any subset of ``cells``,
 ``cell-states``, ``desired-lrps`` or ``desired-lrp-scheduling-infos``, ``actual-lrps``
-(or the deprecated ``actual-lrp-groups``), ``tasks``, ``domains``; plain or gzip) and
-returns the cluster as a ``ClusterView``, the same value ``DbStore().cluster_view()``
-builds from the live database. Every line's kind is told by its keys, never by the
-file's name, so one stream of ``manage.py diego dump`` reads as well as seven files.
+(or the deprecated ``actual-lrp-groups``), ``tasks``, ``domains``; in every shape a
+person has them, split into values by ``auction.sim.cfdot_split``: JSON Lines, jq-pretty,
+an array, a transcript, gzip) and returns the cluster as a ``ClusterView``, the same
+value ``DbStore().cluster_view()`` builds from the live database. Every value's kind is
+told by its keys, never by the file's name (but for a rep's ``/state`` from before 2017,
+which names no cell), so one stream of ``manage.py diego dump`` reads as well as seven
+files.
 
 It keeps only what the simulator has (plans.md 3.1): env, actions, routes, image
 credentials and volume mount configs are never read, so secrets cannot be stored or
@@ -23,7 +26,6 @@ about a nanosecond or two.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import IO, Any
 
@@ -39,38 +41,39 @@ from auction.sim.cfdot_lines import (
     UNIX_NS_FLOOR,
     Capture,
     kind_of,
-    lines_of,
     take,
     unstorable,
     volume_drivers,
 )
+from auction.sim.cfdot_split import CAPTURE_LIMIT, Budget, values_of
 from auction.sim.loads import cell_loads
 from auction.sim.model import DRAINING, FAILED, SimApp, SimCell, SimTask
 
 __all__ = ["CaptureError", "kind_of", "read_capture", "summary"]
 
 
-def read_capture(files: Iterable[tuple[str, bytes | IO[bytes] | IO[str]]]) -> ClusterView:
-    """The cluster of one capture (see the module docstring); raises ``CaptureError``."""
+def read_capture(files: Iterable[tuple[str, bytes | IO[bytes] | IO[str]]], *,
+                 limit_bytes: int = CAPTURE_LIMIT) -> ClusterView:
+    """The cluster of one capture (see the module docstring); raises ``CaptureError``.
+
+    ``limit_bytes`` bounds what the files may hold in all once decompressed (a door's
+    upload limit); the lines skipped as not JSON are the view's ``warnings``."""
     capture = Capture()
+    warnings: list[str] = []
+    budget = Budget(limit_bytes)
     for name, content in files:
-        for number, text in lines_of(name, content):
-            try:
-                data = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise CaptureError(f"{name}:{number}: not JSON ({exc.msg})") from None
-            except RecursionError:
-                raise CaptureError(f"{name}:{number}: not JSON as cfdot prints it (nested "
-                                   "deeper than any BBS record)") from None
-            if "\\u" in text:  # only an escape can carry a NUL or a lone surrogate
+        for value in values_of(name, content, warnings, budget):
+            data, number = value.data, value.number
+            if value.escaped:  # only an escape can carry a NUL or a lone surrogate
                 bad = unstorable(data)
                 if bad:
                     raise CaptureError(f"{name}:{number}: {bad}: a NUL or an unpaired surrogate "
                                        "cannot be stored")
             take(capture, Line(name, number, data) if isinstance(data, dict) else
-                  Line(name, number, {"": data}), data)
-    return _build(capture)
-
+                 Line(name, number, {"": data}), data)
+    view = _build(capture)
+    view.warnings = tuple(warnings)
+    return view
 
 
 # -- from lines to a cluster -------------------------------------------------------------

@@ -22,7 +22,8 @@ body (JSON nested 3,000 deep, 1e999, \u0000), and every path with every HTTP met
 documented or not. The module's last test prints the request count and asserts no 5xx.
 
 The cluster is seed-example on a paused clock, with task-d cancelled (COMPLETED, so it
-can be deleted) and one Otto auction with two bids.
+can be deleted), one Otto auction with two bids, and the named foundation kept-foundation
+(kept from the cluster) to replace and delete.
 """
 
 from __future__ import annotations
@@ -198,6 +199,11 @@ def fuzz_cluster(cluster: None) -> dict[str, str]:
     from auction.services.plans import plan_create
 
     plan = plan_create({"changes": [{"action": "fail_zone", "zone": "z2"}], "horizon_s": 60})
+    from auction.services.foundations import foundation_keep
+    from auction.services.store import DbStore
+
+    # The named foundation the documented PUT replaces and DELETE deletes.
+    foundation_keep("kept-foundation", DbStore().cluster_view())
     return {"auction_id": auction_id, "plan_id": str(plan.pk)}
 
 

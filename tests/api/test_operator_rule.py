@@ -63,6 +63,10 @@ API_WRITES: dict[tuple[str, str], tuple[str, Any]] = {
     ("/foundations", "POST"): ("foundations", {"name": "kept", "files": [{"name": "cells.jsonl", "content": (
         '{"cell_id":"c-9","rep_address":"http://10.0.0.9:1800","zone":"z1",'
         '"capacity":{"memory_mb":8192,"disk_mb":32768,"containers":250}}')}]}),
+    ("/foundations/{name}", "PUT"): ("foundations/kept-foundation", {"files": [{"name": "c.jsonl", "content": (
+        '{"cell_id":"c-9","rep_address":"http://10.0.0.9:1800","zone":"z1",'
+        '"capacity":{"memory_mb":8192,"disk_mb":32768,"containers":250}}')}]}),
+    ("/foundations/{name}", "DELETE"): ("foundations/kept-foundation", None),
     ("/plans", "POST"): ("plans", {"changes": [{"action": "fail_zone", "zone": "z2"}], "horizon_s": 60}),
     ("/plans/{plan_id}", "DELETE"): ("plans/latest", None),
 }
@@ -75,6 +79,10 @@ def world(cluster: None) -> None:
     from auction.services.plans import plan_create
 
     plan_create({"changes": [], "horizon_s": 30})  # a plan to discard
+    from auction.services.foundations import foundation_keep
+    from auction.services.store import DbStore
+
+    foundation_keep("kept-foundation", DbStore().cluster_view())  # one to replace and delete
 
 
 @pytest.fixture

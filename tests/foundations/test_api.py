@@ -75,3 +75,24 @@ def test_a_json_upload_plans_md_3_6(client: Client, auth: dict[str, str]) -> Non
     response = client.post("/api/v1/foundations", {"files": [{"name": "x"}]}, content_type="application/json",
                            headers=auth)
     assert response.status_code == 400 and response.json()["error"]["message"] == "Invalid field: files"
+
+
+def test_a_gzip_bomb_is_refused_at_the_upload_limit_plans_md_3_1(client: Client, auth: dict[str, str]) -> None:
+    """A small gzip that inflates past ``DIEGO_UPLOAD_MAX_MB`` (issue 32) is refused with its
+    place, quickly and without holding what it inflates to; nothing changes."""
+    import time
+    import zlib
+
+    scenario_load("seed-example")
+    cells = set(Cell.objects.values_list("cell_id", flat=True))
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    bomb = b"".join(packer.compress(b'"cf-apps"\n' * 2**17) for _ in range(8)) + packer.flush()
+    assert len(bomb) < 100_000
+    started = time.monotonic()
+    with override_settings(DIEGO_UPLOAD_MAX_MB=4):
+        status, body = upload(client, auth, **{"domains.gz": bomb})
+    assert time.monotonic() - started < 30
+    assert status == 400
+    assert body["error"]["message"].startswith("domains.gz:")
+    assert "the capture passes 4 MiB (decompressed), the most one import may hold" in body["error"]["message"]
+    assert set(Cell.objects.values_list("cell_id", flat=True)) == cells
