@@ -364,6 +364,11 @@ class DbStore:
     def app_rows(self, process_guid: str) -> list[core.ActualLRP]:
         return self._rows(ActualLRP.objects.select_for_update().filter(desired_id=process_guid))
 
+    def rows_by_id(self, pks: list[int]) -> list[core.ActualLRP]:
+        """The rows of ``pks`` that are still there, unlocked (a big removal's stops are
+        worked out apart; each chunk's apply re-checks its rows)."""
+        return [row for chunk in _chunks(pks) for row in self._rows(ActualLRP.objects.filter(pk__in=chunk))]
+
     def rows_on(self, cell_id: str) -> list[core.ActualLRP]:
         return self._rows(ActualLRP.objects.select_for_update().filter(cell_id=cell_id))
 

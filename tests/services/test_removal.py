@@ -4,12 +4,14 @@ once, not once per instance."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from auction.models import ActualLRP, BBSEvent, Cell, DesiredLRP, Domain, Zone
-from auction.services import events
+from auction.services import events, lrps
 from auction.services.clock import clock_reset
 from auction.services.lrps import desired_lrp_desire, desired_lrp_remove, desired_lrp_update
 from auction.services.store import DbStore
@@ -79,3 +81,72 @@ def test_a_failed_cell_is_unreachable_at_the_next_phase() -> None:
     assert kept
     desired_lrp_remove("big")
     assert set(ActualLRP.objects.filter(desired_id="big").values_list("index", flat=True)) == kept
+
+
+def removal_events(after: int) -> list[tuple[str, str, str]]:
+    return [(e.type, e.key, repr(sorted(e.data.items())))
+            for e in BBSEvent.objects.filter(id__gt=after).order_by("id")]
+
+
+def newest_event() -> int:
+    return BBSEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0
+
+
+def wipe() -> None:
+    for model in (ActualLRP, DesiredLRP, BBSEvent, Cell, Zone, Domain):
+        model.objects.all().delete()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("scale_to", [None, 25])
+def test_a_big_removal_answers_before_its_stops_and_ends_as_one_transaction_would(
+        monkeypatch: pytest.MonkeyPatch, scale_to: int | None) -> None:
+    """bbs.md 1.4: past ``STOP_CHUNK`` stops, the request keeps the desired LRP's change
+    and answers; the stops follow in chunks, each its own transaction; the rows and the
+    events at the end are those of the removal (or scale-down) in one transaction."""
+    monkeypatch.setattr(events, "EVENT_SUMMARY_OVER", 10)
+
+    def act() -> None:
+        if scale_to is None:
+            desired_lrp_remove("big")
+        else:
+            desired_lrp_update("big", {"instances": scale_to})
+
+    running(80)
+    first = newest_event()
+    act()  # 80 stops (55 for a scale-down to 25): under STOP_CHUNK, one transaction
+    assert lrps.stops_wait(10)
+    whole_rows = sorted(ActualLRP.objects.values_list("desired_id", "index", "state"))
+    whole_events = removal_events(first)
+    wipe()
+
+    running(80)
+    monkeypatch.setattr(lrps, "STOP_CHUNK", 7)
+    chunks: list[int] = []
+    go = threading.Event()
+    apply = lrps._stops_apply
+
+    def held(store: DbStore, part: object) -> None:
+        assert go.wait(10)
+        chunks.append(len(part.lrp_ops))  # type: ignore[attr-defined]
+        apply(store, part)
+
+    monkeypatch.setattr(lrps, "_stops_apply", held)
+    first = newest_event()
+    act()
+    # The request answered: the desired LRP changed, no instance stopped yet.
+    assert DesiredLRP.objects.filter(process_guid="big").exists() is (scale_to is not None)
+    assert ActualLRP.objects.filter(desired_id="big").count() == 80
+    go.set()
+    assert lrps.stops_wait(10)
+    stopped = 80 - (scale_to or 0)
+    assert chunks == [7] * (stopped // 7) + ([stopped % 7] if stopped % 7 else [])
+    assert sorted(ActualLRP.objects.values_list("desired_id", "index", "state")) == whole_rows
+    chunked = removal_events(first)
+    assert sorted(chunked) == sorted(whole_events)
+    if scale_to is None:
+        # desired_lrp_removed, then the stops, either way; the audit's feed entry
+        # (desired_lrp_remove) comes before the stops when they follow.
+        def bbs(rows: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+            return [r for r in rows if r[0] != "desired_lrp_remove"]
+        assert bbs(chunked) == bbs(whole_events)
