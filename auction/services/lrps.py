@@ -22,6 +22,7 @@ from typing import Any
 
 from django.db import IntegrityError, connection, transaction
 
+from auction.bbs.changes import RowDelete
 from auction.bbs.validation import (
     bbs_message,
     desired_lrp_update_errors,
@@ -154,35 +155,60 @@ def _stopping(process_guid: str, keep: int) -> list[int]:
 
 
 def _stops_after_commit(pks: list[int], keep: int, at: float) -> None:
-    transaction.on_commit(lambda: _stops_start(pks, keep, at))
+    transaction.on_commit(lambda: _stops_start(_stops_run, pks, keep, at))
 
 
-def _stops_start(pks: list[int], keep: int, at: float) -> None:
+def apply_stops_apart(store: DbStore, change: ChangeSet) -> None:
+    """Apply a rule's ``change`` (a scale from the dashboard's controls, ``chaos_run``);
+    when it stops more than ``STOP_CHUNK`` instances, those stops and their events follow
+    after the commit in chunks (the module docstring), the rule's answer unchanged."""
+    stops = [op for op in change.lrp_ops if type(op) is RowDelete]
+    if len(stops) <= STOP_CHUNK or len(stops) != len(change.lrp_ops):
+        store.apply(change)
+        return
+    rows = {id(op.before) for op in stops}
+    theirs = [e for e in change.events if e.after is None and id(e.before) in rows]
+    mine = {id(e) for e in theirs}
+    change.lrp_ops = []
+    change.events = [e for e in change.events if id(e) not in mine]
+    store.apply(change)
+    transaction.on_commit(lambda: _stops_start(_stops_write, store, stops, theirs, change.at))
+
+
+def _stops_start(target: Any, *args: Any) -> None:
     # Not a daemon: a command that removed an app finishes its stops before it exits.
-    thread = threading.Thread(target=_stops_run, args=(pks, keep, at), name="lrp-stops")
+    thread = threading.Thread(target=_stops_guarded, args=(target, *args), name="lrp-stops")
     _stoppers[:] = [t for t in _stoppers if t.is_alive()] + [thread]
     thread.start()
 
 
-def _stops_run(pks: list[int], keep: int, at: float) -> None:
-    """The stops of the rows ``pks`` (module docstring), at the removal's instant."""
+def _stops_guarded(target: Any, *args: Any) -> None:
     try:
-        store = DbStore()
-        rows = store.rows_by_id(pks)
-        change = lrp_stops(rows, keep, lambda cell_id: store.reachable(cell_id, at), at)
-        ops, events = change.lrp_ops, change.events
-        for start in range(0, max(len(ops), 1), STOP_CHUNK):
-            chunk = ops[start:start + STOP_CHUNK]
-            part = ChangeSet(at, lrp_ops=chunk, events=events if start == 0 else [],
-                             touched={op.before.cell_id for op in chunk if op.before.cell_id})
-            store.prepare(part)  # the events' rows made before the write lock is taken
-            _stops_apply(store, part)
-            time.sleep(STOP_PAUSE_S)
+        target(*args)
     except Exception as error:  # noqa: BLE001 - the rows left are orphans for convergence
         log.warning("stopping instances: %s: %s; convergence retires the rest",
                     type(error).__name__, (str(error).splitlines() or [""])[0])
     finally:
         connection.close()
+
+
+def _stops_run(pks: list[int], keep: int, at: float) -> None:
+    """The stops of the rows ``pks`` (module docstring), at the operation's instant."""
+    store = DbStore()
+    change = lrp_stops(store.rows_by_id(pks), keep, lambda cell_id: store.reachable(cell_id, at), at)
+    _stops_write(store, change.lrp_ops, change.events, at)
+
+
+def _stops_write(store: DbStore, ops: list[Any], events: list[Any], at: float) -> None:
+    """``ops`` in chunks of ``STOP_CHUNK``, each its own transaction; ``events`` with the
+    first (``store`` read the rows: it knows their keys)."""
+    for start in range(0, max(len(ops), 1), STOP_CHUNK):
+        chunk = ops[start:start + STOP_CHUNK]
+        part = ChangeSet(at, lrp_ops=chunk, events=events if start == 0 else [],
+                         touched={op.before.cell_id for op in chunk if op.before.cell_id})
+        store.prepare(part)  # the events' rows made before the write lock is taken
+        _stops_apply(store, part)
+        time.sleep(STOP_PAUSE_S)
 
 
 @retry_locked

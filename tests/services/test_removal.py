@@ -12,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 
 from auction.models import ActualLRP, BBSEvent, Cell, DesiredLRP, Domain, Zone
 from auction.services import events, lrps
+from auction.services.cells import chaos_run
 from auction.services.clock import clock_reset
 from auction.services.lrps import desired_lrp_desire, desired_lrp_remove, desired_lrp_update
 from auction.services.store import DbStore
@@ -98,19 +99,22 @@ def wipe() -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("scale_to", [None, 25])
+@pytest.mark.parametrize(("how", "scale_to"), [("api", None), ("api", 25), ("control", 25)])
 def test_a_big_removal_answers_before_its_stops_and_ends_as_one_transaction_would(
-        monkeypatch: pytest.MonkeyPatch, scale_to: int | None) -> None:
+        monkeypatch: pytest.MonkeyPatch, how: str, scale_to: int | None) -> None:
     """bbs.md 1.4: past ``STOP_CHUNK`` stops, the request keeps the desired LRP's change
     and answers; the stops follow in chunks, each its own transaction; the rows and the
-    events at the end are those of the removal (or scale-down) in one transaction."""
+    events at the end are those of the removal (or scale-down: the API's, or the
+    dashboard's control) in one transaction."""
     monkeypatch.setattr(events, "EVENT_SUMMARY_OVER", 10)
 
     def act() -> None:
         if scale_to is None:
             desired_lrp_remove("big")
-        else:
+        elif how == "api":
             desired_lrp_update("big", {"instances": scale_to})
+        else:
+            chaos_run("scale", {"process_guid": "big", "instances": scale_to})
 
     running(80)
     first = newest_event()
