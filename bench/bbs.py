@@ -13,6 +13,15 @@
 4. ``--happy``: 100,000 instances of 64 MB desired on 1,000 cells of 64 GB in 3 zones;
    the time until all are RUNNING (desire, auctions, starts), database included.
 
+5. ``remove`` (with ``--happy N``, default 100,000): the happy path's N RUNNING instances,
+   then a scale-down to 1 and, on a cluster built again, the removal of the app
+   (``DELETE /api/v1/desired_lrps/:guid``'s service), and a cell full of instances taken
+   out: each request's time, the time until the last of its rows is gone, the sim-seconds
+   per wall-second meanwhile (at least over a second) that another thread covered
+   advancing the live cluster to a running clock's now, as beat does, its slowest
+   advance, and the lock errors met (issue 27). Last, a scenario load replacing a
+   cluster of N x 2.5 RUNNING instances (250,000 for the default).
+
 ``--only flood,happy`` runs a subset. It replaces the cluster in the database it runs
 against: hence --wipe. Quote figures with ``DJANGO_DEBUG=0`` (the debug cursor records
 every statement).
@@ -37,9 +46,10 @@ from auction.services.clock import clock_reset, clock_tick
 from auction.services.domains import domain_upsert
 from auction.services.retry import lock_stats
 from auction.services.sim import auction_once, convergence_run
+from auction.services.store import DbStore
 from auction.services.work import set_trigger_suppressed
 
-PARTS = ("auction", "convergence", "flood", "happy")
+PARTS = ("auction", "convergence", "flood", "happy", "remove")
 
 
 def wipe() -> None:
@@ -300,31 +310,165 @@ class Ticker:
 
 def bench_happy(instances: int, cells: int) -> dict[str, Any]:
     """``instances`` of 64 MB on ``cells`` cells of 64 GB in 3 zones: until all RUNNING."""
-    from auction.services.lrps import desired_lrp_desire
-    from auction.services.store import DbStore
-    from auction.sim.driver import advance
-
-    wipe()
-    make_cells(cells, 3, 65_536, 1_048_576, 1_000)
-    Domain.objects.create(name="cf-apps", ttl_s=0, expires_at=None)
     lock_stats.clear()
     figures: dict[str, Any] = {"instances": instances, "cells": cells}
     with PageProbe() as probe:
-        start = time.perf_counter()
-        desired_lrp_desire({"process_guid": "happy", "domain": "cf-apps", "instances": instances,
-                            "memory_mb": 64, "disk_mb": 64, "start_delay_s": 1.0})
-        figures["desire_s"] = round(time.perf_counter() - start, 3)
-        store = DbStore(trigger_auctions=False)
-        at = 0.0
-        while ActualLRP.objects.exclude(state="RUNNING").exists() and at < 60.0:
-            at += 1.0
-            advance(store, at)
-        figures["all_running_s"] = round(time.perf_counter() - start, 3)
+        at = happy_cluster(instances, cells, figures)
     figures.update(probe.figures())
     figures["sim_seconds"] = at
     figures["running"] = ActualLRP.objects.filter(state="RUNNING").count()
     figures["lock_errors"] = lock_stats["gave_up"]
     return figures
+
+
+def happy_cluster(instances: int, cells: int, figures: dict[str, Any]) -> float:
+    """The happy path's cluster, all RUNNING; its times into ``figures``; the sim instant."""
+    from auction.services.lrps import desired_lrp_desire
+    from auction.sim.driver import advance
+
+    wipe()
+    make_cells(cells, 3, 65_536, 1_048_576, 1_000)
+    Domain.objects.create(name="cf-apps", ttl_s=0, expires_at=None)
+    start = time.perf_counter()
+    desired_lrp_desire({"process_guid": "happy", "domain": "cf-apps", "instances": instances,
+                        "memory_mb": 64, "disk_mb": 64, "start_delay_s": 1.0})
+    figures["desire_s"] = round(time.perf_counter() - start, 3)
+    store = DbStore(trigger_auctions=False)
+    at = 0.0
+    while ActualLRP.objects.exclude(state="RUNNING").exists() and at < 60.0:
+        at += 1.0
+        advance(store, at)
+    figures["all_running_s"] = round(time.perf_counter() - start, 3)
+    return at
+
+
+class Advancer:
+    """Beat beside a removal: the clock runs at 1x from the cluster's instant and another
+    thread advances the live cluster to its now every 0.1 s, on its own connection.
+    ``rate`` gives the sim-seconds it covered per wall-second over a window (1.0 when
+    nothing held it up); ``slowest`` is the longest advance, ``errors`` the lock errors."""
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[float, float]] = []  # (wall, the instant advanced to)
+        self.slowest = 0.0
+        self.errors: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        from django.db import connection as own
+
+        from auction.selectors.clock import clock_row
+        from auction.sim.driver import advance
+
+        try:
+            self.samples.append((time.perf_counter(), DbStore(trigger_auctions=False).now))
+            while not self._stop.wait(0.1):
+                start = time.perf_counter()
+                try:
+                    store = DbStore(trigger_auctions=False)
+                    advance(store, max(clock_row().now(), store.now))
+                    self.samples.append((time.perf_counter(), store.now))
+                except Exception as error:  # counted, the bench goes on
+                    self.errors.append(f"{type(error).__name__}: {error}"[:200])
+                self.slowest = max(self.slowest, time.perf_counter() - start)
+        finally:
+            own.close()
+
+    def __enter__(self) -> Advancer:
+        from auction.services.clock import clock_place
+
+        clock_place(DbStore(trigger_auctions=False).now, paused=False)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _reached(self, wall: float) -> float:
+        return max((at for when, at in self.samples if when <= wall), default=self.samples[0][1])
+
+    def figures(self, prefix: str, start: float, end: float) -> dict[str, Any]:
+        """Over the wall window [start, end] (at least a second)."""
+        end = max(end, start + 1.0)
+        rate = (self._reached(end) - self._reached(start)) / (end - start)
+        return {f"{prefix}_sim_s_per_wall_s": round(rate, 3),
+                f"{prefix}_slowest_advance_s": round(self.slowest, 3),
+                f"{prefix}_advance_errors": len(self.errors)}
+
+
+def _until_gone(query: Any, start: float, limit_s: float = 300.0) -> float:
+    """Wall seconds from ``start`` until ``query`` finds no row (polled every 50 ms)."""
+    while query.exists() and time.perf_counter() - start < limit_s:
+        time.sleep(0.05)
+    return round(time.perf_counter() - start, 3)
+
+
+def bench_remove(instances: int, cells: int) -> dict[str, Any]:
+    """Removal and scale-down of a big RUNNING app, and a cell taken out (issue 27)."""
+    from auction.services.cells import cell_remove
+    from auction.services.clock import clock_pause
+    from auction.services.lrps import desired_lrp_remove, desired_lrp_update, stops_wait
+
+    figures: dict[str, Any] = {"instances": instances, "cells": cells}
+    # The instances of the cell taken out are convergence's (missing, then extras): the
+    # removal's own rows are those on the cells left.
+    happy = ActualLRP.objects.filter(desired_id="happy").exclude(cell_id="cell-0000")
+    cases = (("scale_down", lambda: desired_lrp_update("happy", {"instances": 1}), happy.filter(index__gte=1)),
+             ("cell_remove", lambda: cell_remove("cell-0000"), Cell.objects.filter(cell_id="cell-0000")),
+             ("remove", lambda: desired_lrp_remove("happy"), happy))
+    for name, request, left in cases:
+        if name != "remove":
+            happy_cluster(instances, cells, {})
+        lock_stats.clear()
+        with Advancer() as advancer:
+            time.sleep(0.5)  # the clock's pace before the request
+            start = time.perf_counter()
+            request()
+            figures[f"{name}_request_s"] = round(time.perf_counter() - start, 3)
+            figures[f"{name}_gone_s"] = gone = _until_gone(left, start)
+            stops_wait()
+            time.sleep(1.5)  # an advance that waited on the window's end reports after it
+        clock_pause()
+        figures.update(advancer.figures(name, start, start + gone))
+        figures[f"{name}_lock_errors"] = lock_stats["gave_up"] + len(advancer.errors)
+        figures[f"{name}_lock_retries"] = lock_stats["retried"]
+    # A scenario load that replaces a 250,000-instance cluster (one transaction: the
+    # world is swapped whole).
+    from auction.services.scenarios import scenario_load
+
+    figures["replaced_instances"] = big_cluster(max(instances // 10, 1), 25, cells)
+    lock_stats.clear()
+    with Advancer() as advancer:
+        time.sleep(0.5)
+        start = time.perf_counter()
+        scenario_load("seed-example")
+        figures["load_request_s"] = round(time.perf_counter() - start, 3)
+        time.sleep(1.5)
+    clock_pause()
+    # The load puts the clock back to its new world's start: no pace to quote.
+    figures["load_slowest_advance_s"] = round(advancer.slowest, 3)
+    figures["load_advance_errors"] = len(advancer.errors)
+    figures["load_lock_errors"] = lock_stats["gave_up"] + len(advancer.errors)
+    return figures
+
+
+def big_cluster(desired: int, instances: int, cells: int) -> int:
+    """``desired`` apps of ``instances`` RUNNING instances each on ``cells`` cells."""
+    from auction.services.bulk import bulk_insert
+
+    wipe()
+    cell_ids = make_cells(cells, 3, 65_536, 1_048_576, 1_000)
+    Domain.objects.create(name="cf-apps", ttl_s=0, expires_at=None)
+    bulk_insert(DesiredLRP, ("process_guid", "domain", "instances", "memory_mb", "disk_mb", "rootfs"),
+                ((f"app-{d:05d}", "cf-apps", instances, 64, 64, "") for d in range(desired)))
+    bulk_insert(ActualLRP, ("desired", "index", "presence", "domain", "state", "cell_id",
+                            "instance_guid", "since", "ports"),
+                ((f"app-{d:05d}", i, "ORDINARY", "cf-apps", "RUNNING",
+                  cell_ids[(d * instances + i) % cells], f"g{d}-{i}", 0.0, [])
+                 for d in range(desired) for i in range(instances)))
+    return ActualLRP.objects.count()
 
 
 def parser() -> argparse.ArgumentParser:
@@ -369,6 +513,8 @@ def main(argv: list[str] | None = None) -> None:
             out["unplaceable_flood"] = bench_flood(args.flood)
         if "happy" in parts:
             out["happy_path"] = bench_happy(args.happy or 100_000, args.happy_cells)
+        if "remove" in parts:
+            out["removal"] = bench_remove(args.happy or 100_000, args.happy_cells)
         wipe()
     print(json.dumps(out, indent=2))
 

@@ -20,6 +20,7 @@ from auction.selectors.clock import sim_now
 from auction.services.audit import audit_record
 from auction.services.errors import BBSError, InvalidRequest, ResourceNotFound
 from auction.services.intents import intents_after_commit
+from auction.services.lrps import apply_stops_apart
 from auction.services.retry import retry_locked
 from auction.services.store import DbStore
 from auction.services.world import world_changed
@@ -46,7 +47,7 @@ def chaos_run(name: str, raw: Mapping[str, Any], *, source: str = "system", user
         # The rule's own feed entries say who did it; the audit entry adds no second one.
         who = {"source": source, "user": getattr(user, "username", "") or ""}
         change.notes = [replace(n, data={**n.data, **who}) for n in change.notes]
-        store.apply(change)
+        apply_stops_apart(store, change)  # a big scale-down's stops follow the commit
         target = action.target(args)
         audit_record(action.audit, target, now, source=source, user=user, diff=diff,
                      cell_id=target if "cell" in args else "", feed=not change.notes)

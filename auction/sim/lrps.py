@@ -70,6 +70,15 @@ def _stop_from(change: ChangeSet, process_guid: str, rows: Sequence[core.ActualL
     it at once, so the row goes too); on a cell without one nothing happens (an extra
     for convergence)."""
     change.queue_drop.append((process_guid, keep))
+    change.merge(lrp_stops(rows, keep, reachable, change.at))
+
+
+def lrp_stops(rows: Sequence[core.ActualLRP], keep: int, reachable: Callable[[str], bool],
+              at: float) -> ChangeSet:
+    """The instance stops of ``_stop_from``, without the queue: what a removal or a
+    scale-down does to ``rows`` (the database shell applies a big one's in chunks after
+    the desired LRP's own change, ``auction/services/lrps.py``)."""
+    change = ChangeSet(at)
     for row in sorted(rows, key=lambda r: (r.index, r.presence)):
         if row.index < keep or row.presence == core.EVACUATING:
             continue
@@ -78,6 +87,7 @@ def _stop_from(change: ChangeSet, process_guid: str, rows: Sequence[core.ActualL
             change.events += ev.removed(row, group=True)
             if row.cell_id:
                 change.touched.add(row.cell_id)
+    return change
 
 
 def lrp_update(app: SimApp, update: Mapping[str, Any], rows: Sequence[core.ActualLRP],
