@@ -289,7 +289,11 @@
   document.addEventListener("submit", function (e) {
     var form = e.target;
     var question = form && form.getAttribute && form.getAttribute("data-confirm");
-    if (question && !window.confirm(question)) e.preventDefault();
+    if (!question) return;
+    if (!window.confirm(question)) { e.preventDefault(); e.stopImmediatePropagation(); return; }
+    // A form whose server refuses without it (a foundation's replace or delete) says so.
+    var said = form.querySelector('input[name="confirm"]');
+    if (said) said.value = "yes";
   }, true);
   document.addEventListener("focusin", function (e) {
     var field = e.target;

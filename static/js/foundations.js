@@ -1,23 +1,13 @@
 // The foundation upload (plans.md 3.6): refuse a capture over the limit before sending it,
 // and show the upload's progress; the server answers the whole page, whose foundations
-// section replaces this one's. A replace or a delete (plans.md 3.3) asks first: the server
-// does neither unless the form says the operator confirmed.
+// section replaces this one's. A replace or a delete (plans.md 3.3) asks first, through
+// the one data-confirm rule of dashboard.js: the server does neither unless the form says
+// the operator confirmed.
 (function () {
   "use strict";
   function wire() {
     const form = document.getElementById("foundation-form");
     if (form) form.addEventListener("submit", submit);
-    for (const asking of document.querySelectorAll("form[data-confirm]")) {
-      asking.addEventListener("submit", confirmFirst);
-    }
-  }
-  function confirmFirst(event) {
-    const form = event.currentTarget;
-    if (!window.confirm(form.dataset.confirm)) {
-      event.preventDefault();
-      return;
-    }
-    form.querySelector('input[name="confirm"]').value = "yes";
   }
   function submit(event) {
     const form = event.target;
@@ -35,7 +25,9 @@
         shown.dataset.error = "";
         form.before(shown);
       }
-      shown.textContent = "capture too large: " + total + " bytes, the limit is " + limit + " bytes";
+      // The server's words (dashboard.md U5): sizes in MB, never raw bytes.
+      shown.textContent = "capture too large: " + (total / 1048576).toFixed(1) + " MB, the limit is " +
+        Math.round(limit / 1048576) + " MB";
       return;
     }
     if (!window.XMLHttpRequest || !window.FormData) return; // the plain form post still works
